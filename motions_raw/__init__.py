@@ -1,0 +1,1 @@
+"""Sample SMPL clips bundled so `asap-retarget batch` runs with no arguments (see README.md here)."""

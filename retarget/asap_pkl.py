@@ -1,0 +1,172 @@
+"""ASAP motion libraries (`.pkl`): write them exactly as ASAP's loader reads them, read
+them back safely, and check the invariants that loader relies on.
+
+Layout (joblib dict, one entry per clip, key = clip name)::
+
+    root_trans_offset  (T, 3)          float32  pelvis position in the world [m]
+    pose_aa            (T, 1+D+3, 3)   float32  row 0 root rotation (axis-angle), rows 1..D
+                                                joint axis × angle, last 3 rows zero
+                                                (ASAP's extended hand/head bodies)
+    dof                (T, D)          float32  joint angles [rad], URDF order
+    root_rot           (T, 4)          float64  pelvis orientation, quaternion **xyzw**
+    smpl_joints        (T, 24, 3)      float32  scaled human joints in the world [m]
+    fps                int or float             true frame rate [Hz]
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+
+from retarget.errors import MotionFileError
+from retarget.rotations import quat_to_rotvec, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz, rotvec_to_quat
+from retarget.safe_pickle import safe_load
+from robots.registry import RobotSpec
+
+NUM_EXTENDED_BODIES = 3
+REQUIRED_KEYS: tuple[str, ...] = ("root_trans_offset", "pose_aa", "dof", "root_rot", "smpl_joints", "fps")
+
+
+@dataclass(frozen=True)
+class RobotMotion:
+    """A retargeted robot motion in this package's conventions (wxyz, SI)."""
+
+    name: str
+    fps: float
+    """Frame rate [Hz]."""
+    root_pos_w: np.ndarray
+    """(T, 3) [m] pelvis position in the world."""
+    root_quat_w: np.ndarray
+    """(T, 4) pelvis orientation in the world, quaternion wxyz."""
+    dof_pos: np.ndarray
+    """(T, D) [rad] joint angles in the robot spec's order."""
+    human_joints_w: np.ndarray
+    """(T, 24, 3) [m] the scaled human joints the robot followed (zeros when unknown)."""
+
+    @property
+    def num_frames(self) -> int:
+        return int(self.dof_pos.shape[0])
+
+
+def _fps_value(fps: float) -> int | float:
+    # ASAP's own files store an int; keep that when the rate is integral, else the true rate.
+    return int(round(fps)) if abs(fps - round(fps)) < 1e-9 else float(fps)
+
+
+def motion_to_asap_dict(motion: RobotMotion, robot: RobotSpec) -> dict[str, Any]:
+    num_frames, num_dof = motion.dof_pos.shape
+    if num_dof != robot.num_dof:
+        raise ValueError(f"motion has {num_dof} joints, robot {robot.name} has {robot.num_dof}")
+    pose_aa = np.zeros((num_frames, 1 + num_dof + NUM_EXTENDED_BODIES, 3), dtype=np.float64)
+    pose_aa[:, 0] = quat_to_rotvec(motion.root_quat_w)
+    pose_aa[:, 1 : 1 + num_dof] = robot.urdf.joint_axes_b[None] * motion.dof_pos[:, :, None]
+    return {
+        "root_trans_offset": motion.root_pos_w.astype(np.float32),
+        "pose_aa": pose_aa.astype(np.float32),
+        "dof": motion.dof_pos.astype(np.float32),
+        "root_rot": quat_wxyz_to_xyzw(motion.root_quat_w).astype(np.float64),
+        "smpl_joints": motion.human_joints_w.astype(np.float32),
+        "fps": _fps_value(motion.fps),
+    }
+
+
+def asap_dict_to_motion(name: str, clip: dict[str, Any]) -> RobotMotion:
+    return RobotMotion(
+        name=name,
+        fps=float(clip["fps"]),
+        root_pos_w=np.asarray(clip["root_trans_offset"], dtype=np.float64),
+        root_quat_w=quat_xyzw_to_wxyz(np.asarray(clip["root_rot"], dtype=np.float64)),
+        dof_pos=np.asarray(clip["dof"], dtype=np.float64),
+        human_joints_w=np.asarray(clip["smpl_joints"], dtype=np.float64),
+    )
+
+
+def atomic_write(path: Path, write_fn) -> None:
+    """Write through `write_fn(tmp_path)` then rename, so readers never see a partial file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write_fn(Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_motion_library(path: str | Path, clips: dict[str, dict[str, Any]]) -> Path:
+    """Write a library (one or many clips) atomically with joblib, as ASAP's loader expects."""
+    path = Path(path)
+    atomic_write(path, lambda tmp: joblib.dump(clips, tmp))
+    return path
+
+
+def read_motion_library(path: str | Path) -> dict[str, dict[str, Any]]:
+    """Read a library with the restricted unpickler and check its structure."""
+    path = Path(path)
+    data = safe_load(path)
+    if not isinstance(data, dict) or not data:
+        raise MotionFileError(path, f"expected a non-empty dict of clips, found {type(data).__name__}")
+    # A single clip stored without the outer dict (some tools do this).
+    if set(REQUIRED_KEYS) <= set(data):
+        data = {path.stem: data}
+    for name, clip in data.items():
+        problems = structural_problems(clip)
+        if problems:
+            raise MotionFileError(path, f"clip {name!r}: " + "; ".join(problems))
+    return data
+
+
+def structural_problems(clip: Any) -> list[str]:
+    """What makes `clip` unloadable by ASAP's motion library (empty list when fine)."""
+    if not isinstance(clip, dict):
+        return [f"expected a dict of arrays, found {type(clip).__name__}"]
+    missing = [k for k in REQUIRED_KEYS if k not in clip]
+    if missing:
+        return [f"missing keys {missing}"]
+    problems: list[str] = []
+    dof = np.asarray(clip["dof"])
+    if dof.ndim != 2 or dof.shape[0] == 0:
+        return [f"'dof' must be (T, D) with T > 0, found {dof.shape}"]
+    num_frames, num_dof = dof.shape
+    expected = {
+        "root_trans_offset": (num_frames, 3),
+        "pose_aa": (num_frames, 1 + num_dof + NUM_EXTENDED_BODIES, 3),
+        "root_rot": (num_frames, 4),
+        "smpl_joints": (num_frames, 24, 3),
+    }
+    for key, shape in expected.items():
+        arr = np.asarray(clip[key])
+        if arr.shape != shape:
+            problems.append(f"'{key}' must have shape {shape}, found {arr.shape}")
+        elif not np.isfinite(arr).all():
+            problems.append(f"'{key}' has NaN or inf")
+    try:
+        fps = float(clip["fps"])
+    except (TypeError, ValueError):
+        fps = float("nan")
+    if not np.isfinite(fps) or fps <= 0:
+        problems.append(f"'fps' must be a positive number, found {clip['fps']!r}")
+    if problems or not np.isfinite(dof).all():
+        return problems + (["'dof' has NaN or inf"] if not np.isfinite(dof).all() else [])
+    pose_aa = np.asarray(clip["pose_aa"], dtype=np.float64)
+    if np.abs(pose_aa[:, 1 : 1 + num_dof].sum(-1) - dof).max() > 1e-4:
+        problems.append("'dof' differs from pose_aa[:, 1:D+1].sum(-1)")
+    root_rot = np.asarray(clip["root_rot"], dtype=np.float64)
+    if np.abs(np.linalg.norm(root_rot, axis=-1) - 1.0).max() > 1e-3:
+        problems.append("'root_rot' quaternions are not unit length")
+    else:
+        from_aa = rotvec_to_quat(pose_aa[:, 0])
+        dot = np.abs(np.sum(from_aa * quat_xyzw_to_wxyz(root_rot), axis=-1))
+        if (1.0 - dot).max() > 1e-4:
+            problems.append("pose_aa[:, 0] is not the root rotation stored in 'root_rot'")
+    if np.abs(pose_aa[:, 1 + num_dof :]).max() > 0:
+        problems.append("the last 3 rows of 'pose_aa' (extended bodies) must be zero")
+    return problems

@@ -1,0 +1,122 @@
+"""One clip from SMPL to robot motion: resample, FK, scale, IK, ground, measure."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from retarget.asap_pkl import RobotMotion
+from retarget.config import RetargetConfig
+from retarget.ik import SequenceIK
+from retarget.readers.amass import read_amass_npz
+from retarget.resample import resample_sequence
+from retarget.scaling import compute_limb_scales, scale_joints
+from retarget.skeleton import Skeleton, neutral_skeleton, smpl_forward_kinematics
+from retarget.smpl_sequence import SmplSequence
+from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
+from robots.registry import RobotSpec, load_robot_spec
+
+# Columns of the robot link frames expressed in SMPL's native rest frame (y-up, facing +z):
+# robot x (forward) = SMPL z, robot y (left) = SMPL x, robot z (up) = SMPL y. A robot link
+# whose rest orientation is identity follows R_link_w = G_joint_w · SMPL_FROM_ROBOT.
+SMPL_FROM_ROBOT = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+
+
+@dataclass(frozen=True)
+class RetargetResult:
+    """A retargeted clip and the figures measured on it."""
+
+    motion: RobotMotion
+    qpos: np.ndarray
+    """(T, nq) MuJoCo configurations (after grounding)."""
+    match_error_m: np.ndarray
+    """(T, P) [m] distance of each matched robot point from its scaled human target."""
+    ik_iterations: np.ndarray
+    """(T,) IK iterations per frame."""
+    ground_offset_m: float
+    """Vertical shift applied to place the lowest sole point of the clip on the floor [m]."""
+    source_fps: float
+    seconds: float
+    """Wall time for this clip [s]."""
+
+    @property
+    def mean_match_error_mm(self) -> float:
+        return float(self.match_error_m.mean() * 1000.0)
+
+
+def _skeleton_for(seq: SmplSequence, config: RetargetConfig) -> Skeleton:
+    if config.body_model_dir is None:
+        return neutral_skeleton()
+    from retarget.body_model import skeleton_from_body_model
+
+    return skeleton_from_body_model(config.body_model_dir, seq.model_type, seq.gender, seq.betas)
+
+
+def _sole_heights(model: mujoco.MjModel, robot: RobotSpec, qpos: np.ndarray) -> np.ndarray:
+    """(T,) [m] height of the lowest sole point in each frame."""
+    data = mujoco.MjData(model)
+    feet = [(model.body(link).id, robot.sole_points_b(link)) for link in robot.foot_links]
+    lowest = np.empty(len(qpos))
+    for t, q in enumerate(qpos):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        z = [(data.xpos[b] + pts @ data.xmat[b].reshape(3, 3).T)[:, 2].min() for b, pts in feet]
+        lowest[t] = min(z)
+    return lowest
+
+
+def _match_errors(model: mujoco.MjModel, robot: RobotSpec, qpos: np.ndarray, targets_w: np.ndarray) -> np.ndarray:
+    data = mujoco.MjData(model)
+    site_ids = [model.site(f"match_{p.name}").id for p in robot.matched_points]
+    err = np.empty(targets_w.shape[:2])
+    for t, q in enumerate(qpos):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        err[t] = np.linalg.norm(data.site_xpos[site_ids] - targets_w[t], axis=1)
+    return err
+
+
+def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig()) -> RetargetResult:
+    """Retarget one SMPL sequence onto the configured robot."""
+    start = time.perf_counter()
+    robot = load_robot_spec(config.robot)
+    model = build_mujoco_model(robot)
+    skeleton = _skeleton_for(seq, config)
+    src = resample_sequence(seq, config.fps_out)
+    joints_w, rot_w = smpl_forward_kinematics(src.pose_rotvec, src.trans_w, skeleton)
+    scales = compute_limb_scales(skeleton, model, robot)
+    targets_w = scale_joints(joints_w, skeleton.parents, scales)
+    point_targets = targets_w[:, [p.smpl_joint for p in robot.matched_points]]
+    frame_targets = rot_w[:, [f.smpl_joint for f in robot.matched_frames]] @ SMPL_FROM_ROBOT
+    qpos, iterations = SequenceIK(model, robot, config.ik).solve(point_targets, frame_targets)
+    errors = _match_errors(model, robot, qpos, point_targets)
+    # Place the clip on the floor: its lowest sole point over all frames touches z = 0.
+    ground = float(_sole_heights(model, robot, qpos).min())
+    qpos[:, 2] -= ground
+    targets_w = targets_w - np.array([0.0, 0.0, ground])
+    motion = RobotMotion(
+        name=seq.name,
+        fps=src.fps,
+        root_pos_w=qpos[:, 0:3].copy(),
+        root_quat_w=qpos[:, 3:7] / np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True),
+        dof_pos=qpos[:, dof_qpos_indices(model, robot)].copy(),
+        human_joints_w=targets_w,
+    )
+    return RetargetResult(
+        motion=motion,
+        qpos=qpos,
+        match_error_m=errors,
+        ik_iterations=iterations,
+        ground_offset_m=-ground,
+        source_fps=seq.fps,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def retarget_file(path: str | Path, config: RetargetConfig = RetargetConfig()) -> RetargetResult:
+    """Read an AMASS-layout clip and retarget it."""
+    return retarget_sequence(read_amass_npz(path), config)

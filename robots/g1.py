@@ -1,0 +1,130 @@
+"""Unitree G1 facts that are not in its URDF, kept in one place.
+
+* Rotor inertia (reflected armature). The URDF carries link inertias only; without the
+  motors' reflected inertia the hip yaw (link inertia 6.7e-3 kg·m²) makes an explicit PD
+  loop at 200 Hz with ASAP's gains diverge within 0.6 s. Values are those used by the
+  BeyondMimic / mjlab / IsaacLab G1 configurations, per actuator type.
+* PD gains of ASAP's G1 tracking configuration (Kp [N·m/rad], Kd [N·m·s/rad]).
+* The bodies retargeting matches to SMPL joints. These are ASAP/PHC's 14 matched points;
+  the hands and head are points offset from a link ("extended" bodies in ASAP's config).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Reflected rotor inertia [kg·m²] by actuator type.
+ARMATURE_7520_14 = 0.010178  # hip pitch, hip yaw, waist yaw
+ARMATURE_7520_22 = 0.025102  # hip roll, knee
+ARMATURE_5020_X2 = 0.007219  # ankles and waist roll/pitch (two 5020 motors in parallel)
+ARMATURE_5020 = 0.003610  # shoulders and elbow
+ARMATURE_4010 = 0.00425  # wrist pitch and yaw (29-dof robot only)
+
+_ARMATURE_BY_SUFFIX: tuple[tuple[str, float], ...] = (
+    ("hip_pitch_joint", ARMATURE_7520_14),
+    ("hip_yaw_joint", ARMATURE_7520_14),
+    ("waist_yaw_joint", ARMATURE_7520_14),
+    ("hip_roll_joint", ARMATURE_7520_22),
+    ("knee_joint", ARMATURE_7520_22),
+    ("ankle_pitch_joint", ARMATURE_5020_X2),
+    ("ankle_roll_joint", ARMATURE_5020_X2),
+    ("waist_roll_joint", ARMATURE_5020_X2),
+    ("waist_pitch_joint", ARMATURE_5020_X2),
+    ("shoulder_pitch_joint", ARMATURE_5020),
+    ("shoulder_roll_joint", ARMATURE_5020),
+    ("shoulder_yaw_joint", ARMATURE_5020),
+    ("elbow_joint", ARMATURE_5020),
+    ("wrist_roll_joint", ARMATURE_5020),
+    ("wrist_pitch_joint", ARMATURE_4010),
+    ("wrist_yaw_joint", ARMATURE_4010),
+)
+
+# ASAP's G1 PD gains (Kp, Kd) by joint-name suffix.
+_PD_GAINS_BY_SUFFIX: tuple[tuple[str, tuple[float, float]], ...] = (
+    ("hip_pitch_joint", (100.0, 2.5)),
+    ("hip_roll_joint", (100.0, 2.5)),
+    ("hip_yaw_joint", (100.0, 2.5)),
+    ("knee_joint", (200.0, 5.0)),
+    ("ankle_pitch_joint", (20.0, 0.2)),
+    ("ankle_roll_joint", (20.0, 0.1)),
+    ("waist_yaw_joint", (400.0, 5.0)),
+    ("waist_roll_joint", (400.0, 5.0)),
+    ("waist_pitch_joint", (400.0, 5.0)),
+    ("shoulder_pitch_joint", (90.0, 2.0)),
+    ("shoulder_roll_joint", (60.0, 1.0)),
+    ("shoulder_yaw_joint", (20.0, 0.4)),
+    ("elbow_joint", (60.0, 1.0)),
+    ("wrist_roll_joint", (20.0, 0.5)),
+    ("wrist_pitch_joint", (20.0, 0.5)),
+    ("wrist_yaw_joint", (20.0, 0.5)),
+)
+
+
+def _by_suffix(table, joint_name: str):
+    for suffix, value in table:
+        if joint_name.endswith(suffix):
+            return value
+    raise KeyError(f"no G1 constant for joint {joint_name!r}")
+
+
+def armature_kgm2(joint_name: str) -> float:
+    """Reflected rotor inertia [kg·m²] of a G1 joint."""
+    return _by_suffix(_ARMATURE_BY_SUFFIX, joint_name)
+
+
+def pd_gains(joint_name: str) -> tuple[float, float]:
+    """ASAP's (Kp [N·m/rad], Kd [N·m·s/rad]) for a G1 joint."""
+    return _by_suffix(_PD_GAINS_BY_SUFFIX, joint_name)
+
+
+@dataclass(frozen=True)
+class MatchedPoint:
+    """A robot point that follows one SMPL joint during retargeting."""
+
+    name: str
+    """Name of the point (also the MuJoCo site name, prefixed ``match_``)."""
+    body: str
+    """Robot link the point is rigidly attached to."""
+    offset_b: tuple[float, float, float]
+    """Position of the point in that link's frame [m]."""
+    smpl_joint: int
+    """Index of the SMPL joint it follows (0 pelvis … 23 right hand)."""
+
+
+# ASAP / PHC's 14 matched points for the G1 (hands and head are offsets, as in ASAP's
+# extend_config: hands 0.25 m along the forearm from the elbow, head above the torso).
+G1_MATCHED_POINTS: tuple[MatchedPoint, ...] = (
+    MatchedPoint("pelvis", "pelvis", (0.0, 0.0, 0.0), 0),
+    MatchedPoint("left_hip", "left_hip_pitch_link", (0.0, 0.0, 0.0), 1),
+    MatchedPoint("left_knee", "left_knee_link", (0.0, 0.0, 0.0), 4),
+    MatchedPoint("left_ankle", "left_ankle_roll_link", (0.0, 0.0, 0.0), 7),
+    MatchedPoint("right_hip", "right_hip_pitch_link", (0.0, 0.0, 0.0), 2),
+    MatchedPoint("right_knee", "right_knee_link", (0.0, 0.0, 0.0), 5),
+    MatchedPoint("right_ankle", "right_ankle_roll_link", (0.0, 0.0, 0.0), 8),
+    MatchedPoint("left_shoulder", "left_shoulder_roll_link", (0.0, 0.0, 0.0), 16),
+    MatchedPoint("left_elbow", "left_elbow_link", (0.0, 0.0, 0.0), 18),
+    MatchedPoint("left_hand", "left_elbow_link", (0.25, 0.0, 0.0), 22),
+    MatchedPoint("right_shoulder", "right_shoulder_roll_link", (0.0, 0.0, 0.0), 17),
+    MatchedPoint("right_elbow", "right_elbow_link", (0.0, 0.0, 0.0), 19),
+    MatchedPoint("right_hand", "right_elbow_link", (0.25, 0.0, 0.0), 23),
+    MatchedPoint("head", "torso_link", (0.0, 0.0, 0.42), 15),
+)
+
+
+@dataclass(frozen=True)
+class MatchedFrame:
+    """A robot link whose orientation follows an SMPL joint's orientation."""
+
+    body: str
+    smpl_joint: int
+
+
+# Orientation targets: pelvis, torso (SMPL chest), and both feet (SMPL ankles).
+G1_MATCHED_FRAMES: tuple[MatchedFrame, ...] = (
+    MatchedFrame("pelvis", 0),
+    MatchedFrame("torso_link", 9),
+    MatchedFrame("left_ankle_roll_link", 7),
+    MatchedFrame("right_ankle_roll_link", 8),
+)
+
+G1_FOOT_LINKS: tuple[str, str] = ("left_ankle_roll_link", "right_ankle_roll_link")
