@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 robot_option = click.option("--robot", default="g1_23dof", show_default=True, help="Bundled robot description.")
 fps_option = click.option(

@@ -1,0 +1,68 @@
+"""End-to-end retargeting speed on the 39 real video clips, on one core.
+
+Usage: python bench/bench_end_to_end.py [--clips DIR] [--repeats 3]
+
+Prints per-clip frames, wall time and mean matched-point distance, then the end-to-end
+frames per second (median over repeats) and the ratio to real time (motion seconds per
+wall second). The first clip's time includes loading the robot model once per process,
+as a batch worker pays it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+# One core: pin the process and keep BLAS single-threaded before numpy loads.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from retarget.pipeline import retarget_file  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clips", type=Path, default=REPO.parent / "shared" / "data" / "smpl_video")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    clips = sorted(args.clips.glob("*.npz"))
+    if not clips:
+        raise SystemExit(f"no clips in {args.clips}")
+    start = time.perf_counter()
+    retarget_file(clips[0])  # warm-up: model compile and imports, paid once per worker
+    warmup_s = time.perf_counter() - start
+    rates, motion_s = [], 0.0
+    for rep in range(args.repeats):
+        frames, wall, errors = 0, 0.0, []
+        for path in clips:
+            t0 = time.perf_counter()
+            result = retarget_file(path)
+            dt = time.perf_counter() - t0
+            frames += result.motion.num_frames
+            wall += dt
+            errors.append(result.mean_match_error_mm)
+            if rep == 0:
+                motion_s += result.motion.num_frames / result.motion.fps
+                print(f"{path.stem:55s} {result.motion.num_frames:5d} frames {dt:6.2f} s "
+                      f"{result.motion.num_frames / dt:7.0f} frames/s  match {result.mean_match_error_mm:5.1f} mm")
+        rates.append(frames / wall)
+    fps = float(np.median(rates))
+    print(f"\n{len(clips)} clips, {frames} frames, one core, {args.repeats} repeats (median)")
+    print(f"model load + first clip (once per worker): {warmup_s:.2f} s")
+    print(f"end-to-end: {fps:.0f} frames/s  (repeats: {', '.join(f'{r:.0f}' for r in rates)})")
+    print(f"real time ratio: {fps / 30.0:.1f}x  (30 Hz output; {motion_s:.1f} s of motion in "
+          f"{frames / fps:.1f} s)")
+    print(f"mean matched-point distance: {np.mean(errors):.1f} mm (median clip {np.median(errors):.1f} mm)")
+
+
+if __name__ == "__main__":
+    main()

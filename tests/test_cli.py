@@ -1,0 +1,97 @@
+"""The command line end to end, on real clips and on bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from cli.main import main
+from conftest import smpl_clip
+from retarget.asap_pkl import read_motion_library
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_packages_resolve_to_this_project():
+    import cli
+    import retarget
+    import robots
+
+    for module in (cli, retarget, robots):
+        assert Path(module.__file__).resolve().parent.parent == REPO, module
+
+
+def test_retarget_one_clip(tmp_path):
+    out = tmp_path / "walk.pkl"
+    result = CliRunner().invoke(main, ["retarget", str(smpl_clip("walk_level1_filter")), "-o", str(out), "--fps", "50"])
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.output and "mean matched-point distance" in result.output
+    clip = read_motion_library(out)["video_walk_level1_filter_amass"]
+    assert clip["fps"] == 50 and clip["dof"].shape == (252, 23)
+
+
+def test_batch_with_bad_inputs_keeps_going_and_lists_failures(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(smpl_clip("kick_level1_filter"), src / "good_kick.npz")
+    (src / "truncated.npz").write_bytes(smpl_clip("walk_level1_filter").read_bytes()[:4000])
+    with np.load(smpl_clip("squat_level1_filter")) as npz:
+        data = {k: npz[k] for k in npz.files}
+    data["poses"] = data["poses"].copy()
+    data["poses"][10] = np.nan
+    np.savez(src / "nan_frames.npz", **data)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["batch", str(src), "-o", str(out)])
+    assert result.exit_code == 1
+    summary = json.loads((out / "summary.json").read_text())
+    status = {c["clip"]: c for c in summary["clips"]}
+    assert status["good_kick"]["status"] == "ok"
+    assert status["truncated"]["status"] == "failed" and "truncated.npz" in status["truncated"]["error"]
+    assert "NaN" in status["nan_frames"]["error"] and "frame 10" in status["nan_frames"]["error"]
+    assert sorted(p.name for p in out.glob("*.pkl")) == ["good_kick.pkl", "motion_library.pkl"]
+    assert not list(out.glob(".*tmp"))  # no half-written files left
+    assert list(read_motion_library(out / "motion_library.pkl")) == ["good_kick"]
+    assert (out / "summary.csv").read_text().count("\n") == 4
+
+
+def test_bad_single_clip_exits_1_without_output(tmp_path):
+    out = tmp_path / "x.pkl"
+    bad = tmp_path / "bad.npz"
+    bad.write_text("garbage")
+    result = CliRunner().invoke(main, ["retarget", str(bad), "-o", str(out)])
+    assert result.exit_code == 1 and "bad.npz" in result.output
+    assert not out.exists()
+    result = CliRunner().invoke(main, ["retarget", str(smpl_clip("kick_level1_filter")), "-o", str(out), "--robot", "h1"])
+    assert result.exit_code == 1 and "valid choices: g1_23dof, g1_29dof" in result.output
+    assert not out.exists()
+
+
+def test_inspect_official_and_malicious(tmp_path):
+    from conftest import asap_reference
+
+    result = CliRunner().invoke(main, ["inspect", str(asap_reference("walk_level1_filter"))])
+    assert result.exit_code == 0 and "g1_23dof" in result.output and "ok" in result.output
+    evil = tmp_path / "evil.pkl"
+    evil.write_bytes(b"cos\nsystem\n(S'echo pwned'\ntR.")
+    result = CliRunner().invoke(main, ["inspect", str(evil)])
+    assert result.exit_code == 1 and "refusing to load" in result.output
+
+
+def test_console_script_default_batch_on_motions_raw(tmp_path):
+    """The README's first command: `asap-retarget batch` with no arguments, via the installed entry point."""
+    exe = Path(sys.executable).parent / "asap-retarget"
+    if not exe.exists():
+        pytest.skip("console script not installed in this environment")
+    proc = subprocess.run([str(exe), "batch", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "asap_retarget_out"
+    assert str(out) in proc.stdout.replace("\n", "")
+    library = read_motion_library(out / "motion_library.pkl")
+    assert len(library) == len(list((REPO / "motions_raw").glob("*.npz"))) == 6
