@@ -31,10 +31,12 @@ def main() -> None:
 def _register() -> None:
     # One line per command module; each module defines a Click command named after its file.
     from cli.batch_cmd import batch
+    from cli.convert_cmd import convert
+    from cli.eval_cmd import eval_
     from cli.inspect_cmd import inspect
     from cli.retarget_cmd import retarget
 
-    for command in (retarget, batch, inspect):
+    for command in (retarget, batch, inspect, eval_, convert):
         main.add_command(command)
 
 

@@ -7,7 +7,13 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from retarget.contacts import ContactConfig
+from retarget.errors import ConfigError
 from retarget.ik import IkConfig
+from retarget.sequence_ik import SequenceIkConfig
+
+
+SOLVERS = ("sequence", "per_frame")
 
 
 @dataclass(frozen=True)
@@ -20,8 +26,21 @@ class RetargetConfig:
     """Output frame rate [Hz]; the source is resampled (slerp/lerp) to it."""
     body_model_dir: str | None = None
     """Folder with the user's SMPL/SMPL-H/SMPL-X model files; None uses the built-in neutral skeleton."""
+    solver: str = "sequence"
+    """'sequence': contact-aware whole-sequence IK (default); 'per_frame': mink IK frame by frame with one
+    clip-wide ground offset (the GMR-style approach, kept for comparison)."""
+    sequence_ik: SequenceIkConfig = field(default_factory=SequenceIkConfig)
+    """Whole-sequence IK weights and iterations."""
+    contacts: ContactConfig = field(default_factory=ContactConfig)
+    """Human foot-stance detection thresholds."""
     ik: IkConfig = field(default_factory=IkConfig)
-    """Per-frame IK weights and stopping rules."""
+    """Per-frame IK weights and stopping rules (solver='per_frame')."""
+
+    def __post_init__(self) -> None:
+        if self.solver not in SOLVERS:
+            raise ConfigError(f"unknown solver {self.solver!r}; valid choices: {', '.join(SOLVERS)}")
+        if not self.fps_out > 0:
+            raise ConfigError(f"output frame rate must be positive, got {self.fps_out}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

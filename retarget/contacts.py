@@ -21,14 +21,17 @@ FOOT_JOINTS: tuple[tuple[int, int], tuple[int, int]] = ((7, 10), (8, 11))
 class ContactConfig:
     """Thresholds of the stance detector (with hysteresis: enter < exit)."""
 
-    enter_height_m: float = 0.03
+    enter_height_m: float = 0.05
     """A foot may enter stance when its lower joint is within this height of its grounded height [m]."""
-    exit_height_m: float = 0.06
+    exit_height_m: float = 0.08
     """A foot in stance leaves it when higher than this [m]."""
     enter_speed_m_s: float = 0.35
     """...and when its lower joint moves slower than this (horizontal speed) [m/s]."""
     exit_speed_m_s: float = 0.6
     """A foot in stance leaves it when faster than this [m/s]."""
+    exit_displacement_m: float = 0.05
+    """A foot in stance leaves it when its ankle has moved this far horizontally since it landed [m]:
+    a slow shuffle never exceeds the speed threshold but is not a planted foot."""
     ground_percentile: float = 5.0
     """Percentile of a foot joint's height over the clip taken as its height when grounded [%]."""
 
@@ -65,14 +68,16 @@ def _horizontal_speed(pos_w: np.ndarray, fps: float) -> np.ndarray:
     return np.linalg.norm(vel, axis=-1)
 
 
-def _hysteresis(height: np.ndarray, speed: np.ndarray, cfg: ContactConfig) -> np.ndarray:
+def _hysteresis(height: np.ndarray, speed: np.ndarray, ankle_xy: np.ndarray, cfg: ContactConfig) -> np.ndarray:
     stance = np.zeros(len(height), dtype=bool)
-    on = height[0] < cfg.enter_height_m and speed[0] < cfg.enter_speed_m_s
+    on, anchor = False, ankle_xy[0]
     for t in range(len(height)):
         if on:
-            on = height[t] <= cfg.exit_height_m and speed[t] <= cfg.exit_speed_m_s
+            moved = np.hypot(*(ankle_xy[t] - anchor))
+            on = height[t] <= cfg.exit_height_m and speed[t] <= cfg.exit_speed_m_s and moved <= cfg.exit_displacement_m
         else:
             on = height[t] < cfg.enter_height_m and speed[t] < cfg.enter_speed_m_s
+            anchor = ankle_xy[t]
         stance[t] = on
     return stance
 
@@ -93,7 +98,7 @@ def detect_foot_contacts(joints_w: np.ndarray, fps: float, config: ContactConfig
     use_toe = toe_h < ankle_h  # the lower joint decides (heel strike vs toe-off)
     height = np.where(use_toe, toe_h, ankle_h)
     speed = np.where(use_toe, _horizontal_speed(toes, fps), _horizontal_speed(ankles, fps))
-    stance = np.stack([_hysteresis(height[:, f], speed[:, f], config) for f in range(2)], axis=1)
+    stance = np.stack([_hysteresis(height[:, f], speed[:, f], ankles[:, f, :2], config) for f in range(2)], axis=1)
     return FootContacts(
         stance=stance,
         foot_height_m=height,

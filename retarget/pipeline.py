@@ -11,7 +11,11 @@ import numpy as np
 
 from retarget.asap_pkl import RobotMotion
 from retarget.config import RetargetConfig
+from retarget.contacts import detect_foot_contacts
 from retarget.ik import SequenceIK
+from retarget.rotations import matrix_to_quat
+from retarget.sequence_ik import SequenceIK as WholeSequenceIK
+from retarget.sequence_problem import build_sequence_problem
 from retarget.readers.amass import read_amass_npz
 from retarget.resample import resample_sequence
 from retarget.scaling import compute_limb_scales, scale_joints
@@ -37,11 +41,16 @@ class RetargetResult:
     """(T, P) [m] distance of each matched robot point from its scaled human target."""
     ik_iterations: np.ndarray
     """(T,) IK iterations per frame."""
-    ground_offset_m: float
-    """Vertical shift applied to place the lowest sole point of the clip on the floor [m]."""
+    vertical_shift_m: np.ndarray
+    """(T,) [m] vertical correction applied to the human targets (per contact, or one clip-wide offset)."""
     source_fps: float
     seconds: float
     """Wall time for this clip [s]."""
+
+    @property
+    def ground_offset_m(self) -> float:
+        """Median vertical correction over the clip [m] (one number for summaries)."""
+        return float(np.median(self.vertical_shift_m))
 
     @property
     def mean_match_error_mm(self) -> float:
@@ -80,6 +89,25 @@ def _match_errors(model: mujoco.MjModel, robot: RobotSpec, qpos: np.ndarray, tar
     return err
 
 
+def _solve_per_frame(model, robot, config, point_targets, frame_targets):
+    """mink IK frame after frame, then one clip-wide offset puts the lowest sole point on the floor."""
+    qpos, iterations = SequenceIK(model, robot, config.ik).solve(point_targets, frame_targets)
+    ground = float(_sole_heights(model, robot, qpos).min())
+    qpos[:, 2] -= ground
+    return qpos, iterations, np.full(len(qpos), -ground), point_targets - np.array([0.0, 0.0, ground])
+
+
+def _solve_whole_sequence(robot, config, targets_w, frame_targets, stance, fps):
+    """Contact-aware whole-sequence IK (see :mod:`retarget.sequence_ik`)."""
+    problem = build_sequence_problem(robot, targets_w, frame_targets, stance, config.sequence_ik)
+    solver = WholeSequenceIK(
+        problem.kinematics, problem.num_points, robot.lower_rad, robot.upper_rad, config.sequence_ik,
+    )  # fmt: skip
+    (root_pos, root_rot, dof), iterations = solver.solve(problem.targets, fps, problem.initial_state)
+    qpos = np.concatenate([root_pos, matrix_to_quat(root_rot), dof], axis=1)
+    return qpos, np.full(len(qpos), iterations), problem.vertical_shift_m, problem.targets.point_pos_w
+
+
 def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig()) -> RetargetResult:
     """Retarget one SMPL sequence onto the configured robot."""
     start = time.perf_counter()
@@ -90,14 +118,17 @@ def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig
     joints_w, rot_w = smpl_forward_kinematics(src.pose_rotvec, src.trans_w, skeleton)
     scales = compute_limb_scales(skeleton, model, robot)
     targets_w = scale_joints(joints_w, skeleton.parents, scales)
-    point_targets = targets_w[:, [p.smpl_joint for p in robot.matched_points]]
     frame_targets = rot_w[:, [f.smpl_joint for f in robot.matched_frames]] @ SMPL_FROM_ROBOT
-    qpos, iterations = SequenceIK(model, robot, config.ik).solve(point_targets, frame_targets)
+    if config.solver == "per_frame":
+        point_targets = targets_w[:, [p.smpl_joint for p in robot.matched_points]]
+        qpos, iterations, shift, point_targets = _solve_per_frame(model, robot, config, point_targets, frame_targets)
+    else:
+        stance = detect_foot_contacts(joints_w, src.fps, config.contacts).stance
+        qpos, iterations, shift, point_targets = _solve_whole_sequence(
+            robot, config, targets_w, frame_targets, stance, src.fps
+        )
+    targets_w = targets_w + np.stack([np.zeros_like(shift), np.zeros_like(shift), shift], axis=1)[:, None, :]
     errors = _match_errors(model, robot, qpos, point_targets)
-    # Place the clip on the floor: its lowest sole point over all frames touches z = 0.
-    ground = float(_sole_heights(model, robot, qpos).min())
-    qpos[:, 2] -= ground
-    targets_w = targets_w - np.array([0.0, 0.0, ground])
     motion = RobotMotion(
         name=seq.name,
         fps=src.fps,
@@ -111,7 +142,7 @@ def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig
         qpos=qpos,
         match_error_m=errors,
         ik_iterations=iterations,
-        ground_offset_m=-ground,
+        vertical_shift_m=shift,
         source_fps=seq.fps,
         seconds=time.perf_counter() - start,
     )

@@ -75,5 +75,5 @@ def safe_load(path: str | Path) -> Any:
                 return _RestrictedUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
     except MotionFileError:
         raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, OSError) as exc:
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, OSError) as exc:
         raise MotionFileError(path, f"corrupt or truncated pickle ({type(exc).__name__}: {exc})") from exc

@@ -1,0 +1,93 @@
+"""End-to-end retargeting speed on ONE core: ours vs the GMR-style mink baseline, same run.
+
+    python bench/bench_speed.py [--clips N]
+
+For each of the 39 real clips (`../shared/data/smpl_video/`), times `retarget.pipeline.retarget_file`
+(file in → robot motion out, default config) and `bench/baseline_gmr.py` (file in → motion out, same
+scaled targets), alternating per clip so both see the same machine load. The process is pinned to one
+CPU and BLAS/OpenMP pools to one thread before numpy loads. Prints per-method frames/s (median over
+clips, and total frames / total time), wall and CPU time, and the ratio ours / baseline.
+Issue 3's target: ours ≥ 1,000 frames/s and ≥ 5× the baseline.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from baseline_gmr import GmrBaseline
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+
+
+def _pin_one_core() -> int:
+    cpu = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return cpu
+
+
+def _timed(fn, path: Path) -> tuple[int, float, float]:
+    """(frames, wall seconds, CPU seconds) of one end-to-end call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    frames = fn(path).motion.num_frames
+    return frames, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--clips", type=int, default=None, help="only the first N clips (default: all 39)")
+    args = parser.parse_args()
+    cpu = _pin_one_core()
+    from retarget.pipeline import retarget_file
+
+    baseline = GmrBaseline()
+    methods = {"ours": retarget_file, "GMR-style baseline": baseline.retarget_file}
+    clips = sorted((DATA / "smpl_video").glob("*.npz"))[: args.clips]
+    for fn in methods.values():  # warm-up: model compilation and caches are not per-clip costs
+        fn(clips[0])
+    runs: dict[str, list[tuple[int, float, float]]] = {m: [] for m in methods}
+    for i, clip in enumerate(clips):
+        order = list(methods) if i % 2 == 0 else list(reversed(methods))
+        for m in order:
+            runs[m].append(_timed(methods[m], clip))
+        print(f"[{i + 1}/{len(clips)}] {clip.stem}: " + ", ".join(
+            f"{m} {runs[m][-1][0] / runs[m][-1][1]:.0f} fps" for m in methods), file=sys.stderr, flush=True)  # fmt: skip
+
+    table = Table(title=f"End-to-end speed on one core (CPU {cpu}), {len(clips)} clips, "
+                        f"{sum(r[0] for r in runs['ours'])} frames")  # fmt: skip
+    for col in ("method", "median fps (wall)", "total fps (wall)", "total fps (CPU time)", "total wall \\[s]"):
+        table.add_column(col, justify="right" if col != "method" else "left")
+    stats = {}
+    for m, rs in runs.items():
+        frames = np.array([r[0] for r in rs], dtype=float)
+        wall = np.array([r[1] for r in rs])
+        cpu_s = np.array([r[2] for r in rs])
+        stats[m] = (np.median(frames / wall), frames.sum() / wall.sum(), frames.sum() / cpu_s.sum(), frames / wall)
+        table.add_row(m, f"{stats[m][0]:.0f}", f"{stats[m][1]:.0f}", f"{stats[m][2]:.0f}", f"{wall.sum():.1f}")
+    ours, base = stats["ours"], stats["GMR-style baseline"]
+    table.add_row(
+        "ratio ours / baseline",
+        f"{ours[0] / base[0]:.2f}×",
+        f"{ours[1] / base[1]:.2f}×",
+        f"{ours[2] / base[2]:.2f}×",
+        f"per-clip median {np.median(ours[3] / base[3]):.2f}×",
+    )
+    Console(width=160).print(table)
+    print("issue 3 targets: ours >= 1000 fps and >= 5x the baseline")
+
+
+if __name__ == "__main__":
+    main()

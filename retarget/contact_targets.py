@@ -1,0 +1,81 @@
+"""Robot foot targets from human stance: flat, fixed in place, on a floor found per contact.
+
+For each stance phase of each foot (from :mod:`retarget.contacts`), the robot foot gets one
+target for the whole phase: the mean horizontal position of the human ankle over the phase
+(so it cannot slide), the human foot's mean heading with zero roll and pitch (flat), and
+the height at which the robot's soles touch z = 0. The human's own floor height is found per
+contact too: each stance phase says how far the human ankle sits from where it should be, and
+that vertical correction is interpolated between phases, so a reconstruction whose floor
+drifts up or down over the clip is corrected locally rather than by one clip-wide offset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from retarget.tree_kinematics import axis_angle_matrices
+
+
+@dataclass(frozen=True)
+class FootTargets:
+    """Per-frame targets for both robot feet (index 0 left, 1 right)."""
+
+    stance: np.ndarray
+    """(T, 2) bool: the foot is in contact and must follow the targets below."""
+    ankle_pos_w: np.ndarray
+    """(T, 2, 3) [m] target of the foot link origin in stance frames (undefined elsewhere)."""
+    foot_rot_w: np.ndarray
+    """(T, 2, 3, 3) flat target orientation (heading only) in stance frames."""
+    vertical_shift_m: np.ndarray
+    """(T,) [m] vertical correction applied to all human targets at each frame."""
+
+
+def stance_phases(stance: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) frame ranges where `stance` (T,) is True."""
+    padded = np.concatenate([[False], stance, [False]])
+    edges = np.flatnonzero(np.diff(padded.astype(int)))
+    return list(zip(edges[::2], edges[1::2]))
+
+
+def heading_rad(rot_w: np.ndarray) -> np.ndarray:
+    """Yaw [rad] of the x axis of rotations (..., 3, 3) projected on the floor."""
+    return np.arctan2(rot_w[..., 1, 0], rot_w[..., 0, 0])
+
+
+def _circular_mean(angles: np.ndarray) -> float:
+    return float(np.arctan2(np.sin(angles).mean(), np.cos(angles).mean()))
+
+
+def foot_targets(
+    ankle_w: np.ndarray, foot_rot_w: np.ndarray, stance: np.ndarray, ankle_height_flat_m: float
+) -> FootTargets:
+    """Foot targets from the scaled human.
+
+    Args:
+        ankle_w: (T, 2, 3) [m] scaled human ankle positions (left, right).
+        foot_rot_w: (T, 2, 3, 3) human foot orientations mapped to the robot foot frame.
+        stance: (T, 2) human stance.
+        ankle_height_flat_m: height of the robot foot link origin when its soles rest on z = 0.
+    """
+    num_frames = ankle_w.shape[0]
+    centres, shifts = [], []
+    targets_pos = np.zeros((num_frames, 2, 3))
+    targets_rot = np.tile(np.eye(3), (num_frames, 2, 1, 1))
+    for foot in range(2):
+        for start, end in stance_phases(stance[:, foot]):
+            centres.append(0.5 * (start + end - 1))
+            shifts.append(ankle_height_flat_m - float(np.median(ankle_w[start:end, foot, 2])))
+    if centres:
+        order = np.argsort(centres)
+        shift = np.interp(np.arange(num_frames), np.array(centres)[order], np.array(shifts)[order])
+    else:  # never on the ground: keep the lowest ankle at the flat-foot height
+        shift = np.full(num_frames, ankle_height_flat_m - float(ankle_w[..., 2].min()))
+    for foot in range(2):
+        for start, end in stance_phases(stance[:, foot]):
+            xy = ankle_w[start:end, foot, :2].mean(axis=0)
+            yaw = _circular_mean(heading_rad(foot_rot_w[start:end, foot]))
+            targets_pos[start:end, foot] = [xy[0], xy[1], ankle_height_flat_m]
+            targets_rot[start:end, foot] = axis_angle_matrices(np.array([0.0, 0.0, 1.0]), np.array(yaw))
+    return FootTargets(stance=stance.copy(), ankle_pos_w=targets_pos, foot_rot_w=targets_rot, vertical_shift_m=shift)

@@ -1,0 +1,33 @@
+"""Read and write the robot motion formats the humanoid community exchanges.
+
+One module per format (:mod:`.asap`, :mod:`.beyondmimic_npz`, :mod:`.unitree_csv`,
+:mod:`.gmr_pkl`), each with ``read(path, options) -> list[LoadedMotion]`` and
+``write(path, motion, robot, options) -> Path`` around :class:`retarget.asap_pkl.RobotMotion`
+(wxyz, SI, world z-up). Human inputs (BVH, joint positions) live in :mod:`retarget.readers`.
+"""
+
+from retarget.formats.base import FormatOptions, LoadedMotion
+from retarget.formats.motion_ops import convert_dof, resample_motion
+from retarget.formats.registry import (
+    ALL_FORMATS,
+    HUMAN_FORMATS,
+    ROBOT_FORMATS,
+    detect_input_format,
+    output_format,
+    read_motions,
+    write_motion,
+)  # fmt: skip
+
+__all__ = [
+    "ALL_FORMATS",
+    "HUMAN_FORMATS",
+    "ROBOT_FORMATS",
+    "FormatOptions",
+    "LoadedMotion",
+    "convert_dof",
+    "detect_input_format",
+    "output_format",
+    "read_motions",
+    "resample_motion",
+    "write_motion",
+]  # fmt: skip
