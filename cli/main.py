@@ -33,10 +33,11 @@ def _register() -> None:
     from cli.batch_cmd import batch
     from cli.convert_cmd import convert
     from cli.eval_cmd import eval_
+    from cli.filter_cmd import filter_
     from cli.inspect_cmd import inspect
     from cli.retarget_cmd import retarget
 
-    for command in (retarget, batch, inspect, eval_, convert):
+    for command in (retarget, batch, inspect, eval_, convert, filter_):
         main.add_command(command)
 
 

@@ -32,6 +32,9 @@ class ContactConfig:
     exit_displacement_m: float = 0.05
     """A foot in stance leaves it when its ankle has moved this far horizontally since it landed [m]:
     a slow shuffle never exceeds the speed threshold but is not a planted foot."""
+    min_stance_s: float = 0.1
+    """Stance phases shorter than this are dropped [s]: a foot that touches down for a frame or two
+    between drags is not planted, and pinning it there would make the robot foot jump."""
     ground_percentile: float = 5.0
     """Percentile of a foot joint's height over the clip taken as its height when grounded [%]."""
 
@@ -99,6 +102,13 @@ def detect_foot_contacts(joints_w: np.ndarray, fps: float, config: ContactConfig
     height = np.where(use_toe, toe_h, ankle_h)
     speed = np.where(use_toe, _horizontal_speed(toes, fps), _horizontal_speed(ankles, fps))
     stance = np.stack([_hysteresis(height[:, f], speed[:, f], ankles[:, f, :2], config) for f in range(2)], axis=1)
+    min_frames = int(np.ceil(config.min_stance_s * fps - 1e-9))
+    for foot in range(2):
+        padded = np.concatenate([[False], stance[:, foot], [False]])
+        edges = np.flatnonzero(np.diff(padded.astype(int)))
+        for start, end in zip(edges[::2], edges[1::2]):
+            if end - start < min_frames:
+                stance[start:end, foot] = False
     return FootContacts(
         stance=stance,
         foot_height_m=height,

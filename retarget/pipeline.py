@@ -101,7 +101,7 @@ def _solve_whole_sequence(robot, config, targets_w, frame_targets, stance, fps):
     """Contact-aware whole-sequence IK (see :mod:`retarget.sequence_ik`)."""
     problem = build_sequence_problem(robot, targets_w, frame_targets, stance, config.sequence_ik)
     solver = WholeSequenceIK(
-        problem.kinematics, problem.num_points, robot.lower_rad, robot.upper_rad, config.sequence_ik,
+        problem.kinematics, problem.layout, robot.lower_rad, robot.upper_rad, config.sequence_ik,
     )  # fmt: skip
     (root_pos, root_rot, dof), iterations = solver.solve(problem.targets, fps, problem.initial_state)
     qpos = np.concatenate([root_pos, matrix_to_quat(root_rot), dof], axis=1)

@@ -34,6 +34,8 @@ class SequenceIkConfig:
 
     position_weight: float = 1.0
     """Scale of matched-point position residuals [1/m]."""
+    segment_weight: float = 2.0
+    """Scale of the limb-segment vector residuals (thigh, shank, upper arm, forearm) [1/m]."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 10.0
@@ -42,23 +44,51 @@ class SequenceIkConfig:
     """Scale of the stance-foot flatness/heading residual [1/rad]."""
     floor_weight: float = 30.0
     """Scale of the floor residual of swing-foot sole points [1/m] (active only near or below the floor)."""
+    self_collision_weight: float = 10.0
+    """Scale of the residual of overlapping collision proxy spheres (arms against hips and thighs) [1/m]."""
     floor_margin_m: float = 0.003
     """Swing-foot sole points below this height are pushed up to it [m]: a Gauss-Newton step that
     only reacts once a point is below z = 0 leaves it slightly below at the last iteration."""
-    acceleration_weight: float = 2e-3
-    """Scale of joint and root accelerations [m per rad/s²]: 10 rad/s² costs like 2 cm of error."""
+    acceleration_weight: float = 5e-3
+    """Scale of joint and root accelerations [m per rad/s²]: 4 rad/s² costs like 2 cm of error."""
     damping: float = 1e-4
     """Levenberg-Marquardt damping added to the normal equations."""
     max_step: float = 0.25
     """Largest change of any coordinate of a frame in one iteration [rad or m]; larger steps are scaled."""
     iterations: int = 5
     """Gauss-Newton iterations over the whole clip (after the keyframe pass)."""
+    extra_iterations: int = 6
+    """Further iterations allowed while a floor or collision constraint is still violated."""
+    constraint_tolerance_m: float = 0.002
+    """Floor and collision violations up to this are accepted [m]."""
     keyframe_stride: int = 6
     """Every this many frames a keyframe is solved first; 1 disables the coarse pass."""
     keyframe_iterations: int = 25
     """Gauss-Newton iterations of the keyframe pass (from the rest pose)."""
     step_tolerance: float = 1e-4
     """Stop early when the largest increment of any frame is below this [rad, m]."""
+
+
+@dataclass(frozen=True)
+class PointLayout:
+    """How the kinematics' tracked points split into targets, soles and collision proxies."""
+
+    num_points: int
+    """Target points (first in the kinematics)."""
+    num_soles: int
+    """Sole points (next), kept above the floor."""
+    pair_a: np.ndarray
+    """(K,) index (into the proxy block, after the soles) of the first sphere of each collision pair."""
+    pair_b: np.ndarray
+    """(K,) index of the second sphere of each pair."""
+    pair_clearance_m: np.ndarray
+    """(K,) sum of the two radii [m]: the spheres may not come closer than this."""
+    proxy_radius_m: np.ndarray
+    """(Q,) radius of each proxy sphere [m]; each must also stay above the floor."""
+    segment_a: np.ndarray
+    """(G,) target-point index where each limb segment starts (shoulder, elbow, hip, knee)."""
+    segment_b: np.ndarray
+    """(G,) target-point index where it ends (elbow, hand, knee, ankle)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +103,10 @@ class SequenceTargets:
     """(T, F, 3, 3) target orientations of the tracked frames."""
     frame_weight: np.ndarray
     """(T, F) residual scale per frame target [1/rad]."""
+    segment_vec_w: np.ndarray
+    """(T, G, 3) [m] target vector of each limb segment (end minus start): the scaled human limb."""
+    segment_weight: np.ndarray
+    """(T, G) residual scale per segment and frame [1/m]."""
     sole_floor_check: np.ndarray
     """(T, S) True where a sole point is kept above the floor by the floor residual (swing feet; stance
     feet are held on the floor by their contact targets)."""
@@ -81,14 +115,15 @@ class SequenceTargets:
 class SequenceIK:
     """Solves whole clips for one robot and one set of tracked points, frames and sole points.
 
-    `kin` tracks the positions of `num_points` target points followed by the floor-checked sole
-    points, and the orientations of the target frames.
+    `kin` tracks, in order, the positions of `layout.num_points` target points, `layout.num_soles`
+    floor-checked sole points and the collision proxy points; and the orientations of the target frames.
     """
 
-    def __init__(self, kin: TreeKinematics, num_points: int, lower, upper,
+    def __init__(self, kin: TreeKinematics, layout: "PointLayout", lower, upper,
                  config: SequenceIkConfig = SequenceIkConfig()):  # fmt: skip
         self.kin = kin
-        self.num_points = num_points
+        self.layout = layout
+        self.num_points = layout.num_points
         self.lower = np.asarray(lower)
         self.upper = np.asarray(upper)
         self.config = config
@@ -109,23 +144,67 @@ class SequenceIK:
         w_p = targets.point_weight[..., None]
         rows_p = (jac_pos[:, :P] * w_p[..., None]).reshape(num_frames, -1, self._n)
         res_p = (w_p * (targets.point_pos_w - pos[:, :P])).reshape(num_frames, -1)
+        # Limb segments as vectors: the robot's upper arm points where the human's does even when its
+        # shoulder is not exactly at the scaled human shoulder.
+        lay = self.layout
+        w_s = targets.segment_weight[..., None]
+        seg = pos[:, lay.segment_b] - pos[:, lay.segment_a]
+        rows_s = ((jac_pos[:, lay.segment_b] - jac_pos[:, lay.segment_a]) * w_s[..., None]).reshape(
+            num_frames, -1, self._n
+        )
+        res_s = (w_s * (targets.segment_vec_w - seg)).reshape(num_frames, -1)
         # Tracked orientations: world-frame rotation error log(R_target Rᵀ).
         w_r = targets.frame_weight[..., None]
         err_r = so3_log(targets.frame_rot_w @ np.swapaxes(ori, -1, -2))
         rows_r = (jac_rot * w_r[..., None]).reshape(num_frames, -1, self._n)
         res_r = (w_r * err_r).reshape(num_frames, -1)
-        # Floor: swing-foot sole points near or below z = 0 are pushed up to the margin (one-sided:
-        # rows are zero above it).
-        margin = self.config.floor_margin_m
-        sole_z = pos[:, P:, 2]
-        below = ((sole_z < margin) & targets.sole_floor_check) * self.config.floor_weight
-        rows_f = jac_pos[:, P:, 2, :] * below[..., None]
-        res_f = (margin - sole_z) * below
-        A = np.concatenate([rows_p, rows_r, rows_f], axis=1)
-        b = np.concatenate([res_p, res_r, res_f], axis=1)
+        # Floor: sole points are pushed up when below it (one-sided: rows are zero above). Swing feet
+        # keep a small margin; stance feet are held at z = 0 by their contact targets.
+        S = self.layout.num_soles
+        margin = np.where(targets.sole_floor_check, self.config.floor_margin_m, 0.0)
+        sole_z = pos[:, P : P + S, 2]
+        below = self._sticky("floor", sole_z < margin) * self.config.floor_weight
+        rows_f = jac_pos[:, P : P + S, 2, :] * below[..., None]
+        res_f = np.maximum(margin - sole_z, 0.0) * below
+        rows_c, res_c = self._collision_rows(pos[:, P + S :], jac_pos[:, P + S :])
+        # Collision spheres (hands, knees, hips) stay above the floor too, e.g. in a crawl.
+        proxy_low = self._sticky("proxy_floor", pos[:, P + S :, 2] < self.layout.proxy_radius_m)
+        proxy_low = proxy_low * self.config.floor_weight
+        rows_g = jac_pos[:, P + S :, 2, :] * proxy_low[..., None]
+        res_g = np.maximum(self.layout.proxy_radius_m - pos[:, P + S :, 2], 0.0) * proxy_low
+        A = np.concatenate([rows_p, rows_s, rows_r, rows_f, rows_c, rows_g], axis=1)
+        b = np.concatenate([res_p, res_s, res_r, res_f, res_c, res_g], axis=1)
         H = np.swapaxes(A, 1, 2) @ A
         g = (np.swapaxes(A, 1, 2) @ b[..., None])[..., 0]
-        return H, g, float((b * b).sum())
+        # Largest violation of the one-sided constraints [m] (floor and sphere clearance).
+        violation = max(
+            float((res_f / self.config.floor_weight).max(initial=0.0)),
+            float((res_g / self.config.floor_weight).max(initial=0.0)),
+            float((res_c / self.config.self_collision_weight).max(initial=0.0)),
+        )
+        return H, g, violation
+
+    def _collision_rows(self, proxy_pos: np.ndarray, proxy_jac: np.ndarray):
+        """One-sided rows pushing overlapping proxy spheres apart along the line of their centres."""
+        lay = self.layout
+        diff = proxy_pos[:, lay.pair_a] - proxy_pos[:, lay.pair_b]  # (T, K, 3)
+        dist = np.linalg.norm(diff, axis=-1)
+        normal = diff / np.maximum(dist, 1e-9)[..., None]
+        active = self._sticky("collision", dist < lay.pair_clearance_m) * self.config.self_collision_weight
+        jac = proxy_jac[:, lay.pair_a] - proxy_jac[:, lay.pair_b]  # (T, K, 3, n)
+        rows = np.einsum("tka,tkan->tkn", normal, jac) * active[..., None]
+        return rows, np.maximum(lay.pair_clearance_m - dist, 0.0) * active
+
+    def _sticky(self, name: str, violated: np.ndarray) -> np.ndarray:
+        """Rows of a one-sided constraint stay on once violated (with zero residual while satisfied),
+        for the rest of the solve once the planned iterations are done: switching them off again makes
+        Gauss-Newton chatter around the boundary, leaving points alternately in and out of the floor."""
+        if not self._sticky_on:
+            return violated
+        sticky = self._active.get(name)
+        sticky = violated if sticky is None or sticky.shape != violated.shape else (sticky | violated)
+        self._active[name] = sticky
+        return sticky
 
     def _pin_joints_to_limits(self, H: np.ndarray, g: np.ndarray, dof: np.ndarray, dof_step: np.ndarray) -> bool:
         """Joints whose step would cross a limit are pinned at that limit for a second solve, so the
@@ -201,9 +280,17 @@ class SequenceIK:
     def _solve(self, targets: SequenceTargets, fps: float, init, max_iterations: int):
         root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True) for a in init)
         dof = np.clip(dof, self.lower, self.upper)
+        self._active: dict[str, np.ndarray] = {}
+        self._sticky_on = False
         iterations = 0
-        for iterations in range(1, max_iterations + 1):
-            H, g, _ = self._normal_equations((root_pos, root_rot, dof), targets)
+        for iterations in range(1, max_iterations + self.config.extra_iterations + 1):
+            self._sticky_on = iterations > max_iterations
+            H, g, violation = self._normal_equations((root_pos, root_rot, dof), targets)
+            # Past the planned iterations, go on only while a floor or collision constraint is violated:
+            # their rows switch on only once violated, so the last planned step can leave a point slightly in.
+            if iterations > max_iterations and violation <= self.config.constraint_tolerance_m:
+                iterations -= 1
+                break
             x_smooth = np.concatenate([root_pos, np.zeros_like(root_pos), dof], axis=1)[:, self._smoothed]
             step = self._solve_banded(H, g, x_smooth, fps)
             if self._pin_joints_to_limits(H, g, dof, step[:, 6:]):
@@ -214,7 +301,7 @@ class SequenceIK:
             root_pos += step[:, 0:3]
             root_rot = so3_exp(step[:, 3:6]) @ root_rot
             dof = np.clip(dof + step[:, 6:], self.lower, self.upper)
-            if np.abs(step).max() < self.config.step_tolerance:
+            if np.abs(step).max() < self.config.step_tolerance and violation <= self.config.constraint_tolerance_m:
                 break
         return (root_pos, root_rot, dof), iterations
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retarget.contact_targets import foot_targets
-from retarget.sequence_ik import SequenceIkConfig, SequenceTargets
+from retarget.sequence_ik import PointLayout, SequenceIkConfig, SequenceTargets
 from retarget.tree_kinematics import TreeKinematics
 from robots.registry import RobotSpec
 
@@ -21,8 +21,7 @@ from robots.registry import RobotSpec
 @dataclass(frozen=True)
 class SequenceProblem:
     kinematics: TreeKinematics
-    num_points: int
-    """Number of target points; the sole points follow them in the kinematics."""
+    layout: PointLayout
     targets: SequenceTargets
     initial_state: tuple[np.ndarray, np.ndarray, np.ndarray]
     vertical_shift_m: np.ndarray
@@ -31,14 +30,52 @@ class SequenceProblem:
     """(T, 2) human stance (left, right)."""
 
 
-def _kinematics_for(robot: RobotSpec) -> TreeKinematics:
+# Limb segments between matched points whose direction the IK follows as vectors.
+LIMB_SEGMENTS: tuple[tuple[str, str], ...] = tuple(
+    (f"{side}_{a}", f"{side}_{b}")
+    for side in ("left", "right")
+    for a, b in (("shoulder", "elbow"), ("elbow", "hand"), ("hip", "knee"), ("knee", "ankle"))
+)
+
+
+def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
+    names = [p.name for p in robot.matched_points]
     points = [(p.body, p.offset_b) for p in robot.matched_points]
-    for link in robot.foot_links:
-        points += [(link, tuple(point)) for point in robot.sole_points_b(link)]
-    return TreeKinematics(robot, points, [f.body for f in robot.matched_frames])
+    soles = [(link, tuple(point)) for link in robot.foot_links for point in robot.sole_points_b(link)]
+    proxies = robot.collision_proxies
+    kin = TreeKinematics(
+        robot, points + soles + [(s.body, s.center_b) for s in proxies], [f.body for f in robot.matched_frames]
+    )
+    pair_a, pair_b = collision_pairs(proxies)
+    radii = np.array([s.radius_m for s in proxies])
+    layout = PointLayout(
+        num_points=len(points),
+        num_soles=len(soles),
+        pair_a=pair_a,
+        pair_b=pair_b,
+        pair_clearance_m=radii[pair_a] + radii[pair_b],
+        proxy_radius_m=radii,
+        segment_a=np.array([names.index(a) for a, _ in LIMB_SEGMENTS]),
+        segment_b=np.array([names.index(b) for _, b in LIMB_SEGMENTS]),
+    )
+    return kin, layout
 
 
-_KIN_CACHE: dict[str, TreeKinematics] = {}
+def collision_pairs(proxies) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs of proxy spheres kept apart: every arm sphere against every body sphere, and the
+    left arm against the right arm."""
+    pairs = []
+    for i, a in enumerate(proxies):
+        for j, b in enumerate(proxies):
+            if a.group != "arm" or j == i:
+                continue
+            if b.group == "body" or (b.group == "arm" and a.body.startswith("left_") and b.body.startswith("right_")):
+                pairs.append((i, j))
+    pairs = np.array(pairs, dtype=int).reshape(-1, 2)
+    return pairs[:, 0], pairs[:, 1]
+
+
+_KIN_CACHE: dict[str, tuple[TreeKinematics, PointLayout]] = {}
 
 
 def build_sequence_problem(
@@ -49,7 +86,9 @@ def build_sequence_problem(
     config: SequenceIkConfig,
 ) -> SequenceProblem:
     """Args: scaled human joints (T, 24, 3), matched-frame target rotations (T, F, 3, 3), stance (T, 2)."""
-    kin = _KIN_CACHE.get(robot.name) or _KIN_CACHE.setdefault(robot.name, _kinematics_for(robot))
+    if robot.name not in _KIN_CACHE:
+        _KIN_CACHE[robot.name] = _kinematics_for(robot)
+    kin, layout = _KIN_CACHE[robot.name]
     names = [p.name for p in robot.matched_points]
     ankle_idx = [names.index("left_ankle"), names.index("right_ankle")]
     frame_bodies = [f.body for f in robot.matched_frames]
@@ -63,7 +102,8 @@ def build_sequence_problem(
         [np.zeros_like(feet.vertical_shift_m), np.zeros_like(feet.vertical_shift_m), feet.vertical_shift_m], 1
     )[:, None, :]
     num_frames = shifted.shape[0]
-    point_pos = shifted[:, [p.smpl_joint for p in robot.matched_points]].copy()
+    shifted_points = shifted[:, [p.smpl_joint for p in robot.matched_points]]
+    point_pos = shifted_points.copy()
     point_weight = np.full(point_pos.shape[:2], config.position_weight)
     frame_rot = frame_targets_rot_w.copy()
     frame_weight = np.full(frame_rot.shape[:2], config.orientation_weight)
@@ -89,8 +129,13 @@ def build_sequence_problem(
     )
     return SequenceProblem(
         kinematics=kin,
-        num_points=len(names),
-        targets=SequenceTargets(point_pos, point_weight, frame_rot, frame_weight, sole_check),
+        layout=layout,
+        targets=SequenceTargets(
+            point_pos, point_weight, frame_rot, frame_weight,
+            segment_vec_w=shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a],
+            segment_weight=np.full((num_frames, len(layout.segment_a)), config.segment_weight),
+            sole_floor_check=sole_check,
+        ),
         initial_state=init,
         vertical_shift_m=feet.vertical_shift_m,
         stance=feet.stance,

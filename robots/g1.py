@@ -128,3 +128,46 @@ G1_MATCHED_FRAMES: tuple[MatchedFrame, ...] = (
 )
 
 G1_FOOT_LINKS: tuple[str, str] = ("left_ankle_roll_link", "right_ankle_roll_link")
+
+
+@dataclass(frozen=True)
+class CollisionProxy:
+    """A sphere approximating part of a link's collision mesh, for fast self-collision avoidance."""
+
+    body: str
+    center_b: tuple[float, float, float]
+    """Centre in the link frame [m]."""
+    radius_m: float
+    group: str
+    """'arm' spheres are kept apart from 'body' spheres."""
+
+
+def _mirror(proxies: tuple[CollisionProxy, ...]) -> tuple[CollisionProxy, ...]:
+    return tuple(
+        CollisionProxy(p.body.replace("left_", "right_"), (p.center_b[0], -p.center_b[1], p.center_b[2]), p.radius_m,
+                       p.group)
+        for p in proxies
+    )  # fmt: skip
+
+
+# Spheres fitted to the bounding boxes of the G1 collision meshes (measured in the link frames):
+# the upper arm, forearm, wrist and hand (fixed to the elbow link in the 23-dof robot), and the
+# pelvis, hips, thighs and shanks that the arms hit in video clips (hands at the hips, elbows
+# between the knees in a squat). Arm spheres are kept apart from body spheres and from the other arm.
+_LEFT_PROXIES: tuple[CollisionProxy, ...] = (
+    CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.04), 0.04, "arm"),
+    CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.09), 0.04, "arm"),
+    *(CollisionProxy("left_elbow_link", (x, 0.0, -0.01), 0.035, "arm") for x in (0.05, 0.10, 0.15, 0.20)),
+    *(CollisionProxy("left_elbow_link", (x, -0.01, 0.0), 0.05, "arm") for x in (0.25, 0.30)),
+    CollisionProxy("left_elbow_link", (0.34, -0.01, 0.0), 0.045, "arm"),
+    CollisionProxy("left_hip_pitch_link", (0.0, 0.05, -0.02), 0.055, "body"),
+    *(CollisionProxy("left_hip_roll_link", (0.027, 0.0, z), 0.055, "body") for z in (0.0, -0.06)),
+    CollisionProxy("left_hip_roll_link", (0.027, 0.0, -0.11), 0.045, "body"),
+    CollisionProxy("left_hip_yaw_link", (-0.02, 0.0, -0.04), 0.055, "body"),
+    CollisionProxy("left_hip_yaw_link", (-0.07, 0.0, -0.12), 0.06, "body"),
+    CollisionProxy("left_hip_yaw_link", (-0.09, 0.0, -0.20), 0.045, "body"),
+    CollisionProxy("left_knee_link", (0.02, 0.0, 0.0), 0.045, "body"),
+    *(CollisionProxy("left_knee_link", (0.01, 0.0, z), 0.042, "body") for z in (-0.08, -0.16, -0.25)),
+)
+_CENTRE_PROXIES: tuple[CollisionProxy, ...] = (CollisionProxy("pelvis_contour_link", (0.0, 0.0, -0.09), 0.065, "body"),)
+G1_COLLISION_PROXIES: tuple[CollisionProxy, ...] = _LEFT_PROXIES + _mirror(_LEFT_PROXIES) + _CENTRE_PROXIES

@@ -34,6 +34,8 @@ class RobotSpec:
     matched_frames: tuple[g1.MatchedFrame, ...]
     foot_links: tuple[str, str]
     """(left, right) foot links, whose collision spheres define the soles."""
+    collision_proxies: tuple[g1.CollisionProxy, ...] = ()
+    """Spheres used by the IK to keep the arms out of the hips and thighs."""
 
     @property
     def urdf_path(self) -> Path:
@@ -92,4 +94,5 @@ def load_robot_spec(name: str = "g1_23dof") -> RobotSpec:
         matched_points=g1.G1_MATCHED_POINTS,
         matched_frames=g1.G1_MATCHED_FRAMES,
         foot_links=g1.G1_FOOT_LINKS,
+        collision_proxies=g1.G1_COLLISION_PROXIES,
     )

@@ -1,0 +1,94 @@
+"""`asap-retarget filter CLIP.npz|DIR [--json OUT]`: retarget each clip and give it a physics verdict."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from cli.common import console, err_console, robot_option
+
+LAYERS = ("kinematic", "dynamic", "replay")
+
+
+@click.command(name="filter")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option(
+    "--json",
+    "json_out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the verdicts (every check, its figures and frame ranges) to this JSON file.",
+)
+@click.option(
+    "--layers",
+    default=",".join(LAYERS),
+    show_default=True,
+    help="Comma-separated layers to run: kinematic, dynamic, replay.",
+)
+@click.option("--replay-decides", is_flag=True, help="Let a replay failure trim or reject (off: reported only).")
+@robot_option
+def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bool, robot: str) -> None:
+    """Retarget and physics-filter one AMASS .npz clip or every .npz under a folder.
+
+    Prints one row per clip: verdict (keep / trim / reject), the first failing check, its figure
+    against its threshold, and the frames kept. Exit 1 if a clip could not be read."""
+    from dataclasses import replace
+
+    from retarget.asap_pkl import atomic_write
+    from retarget.config import RetargetConfig
+    from retarget.errors import AsapRetargetError, MotionFileError
+    from retarget.filter import FilterConfig, filter_clip
+
+    chosen = tuple(x.strip() for x in layers.split(",") if x.strip())
+    unknown = [x for x in chosen if x not in LAYERS]
+    if unknown:
+        raise click.UsageError(f"unknown layer(s) {unknown}; valid choices: {', '.join(LAYERS)}")
+    if source.is_dir():
+        clips = sorted(source.rglob("*.npz"))
+        if not clips:
+            raise MotionFileError(source, "holds no .npz clips")
+    elif source.exists():
+        clips = [source]
+    else:
+        raise MotionFileError(source, "does not exist (expected an AMASS .npz clip or a folder of them)")
+    config = FilterConfig(layers=chosen)
+    config = replace(config, replay=replace(config.replay, decides=replay_decides))
+    verdicts, errors = [], []
+    for clip in clips:
+        try:
+            verdicts.append(filter_clip(clip, config, RetargetConfig(robot=robot)))
+        except AsapRetargetError as exc:
+            if len(clips) == 1:
+                raise
+            errors.append({"clip": clip.name, "error": str(exc)})
+            err_console.print(f"[red]error[/] {exc}", highlight=False, soft_wrap=True)
+    table = Table(title=f"physics filter: {len(verdicts)} clip(s) from {source}")
+    for col in ("clip", "verdict", "kept", "first failing check", "figure", "limit", "replay"):
+        table.add_column(col, justify="right" if col in ("kept", "figure", "limit") else "left")
+    for v in verdicts:
+        first = v.check(v.first_failure) if v.first_failure else None
+        ranges = v.replay.get("ranges", [])
+        fell = [r["fail_time_s"] for r in ranges if r["failed"]]
+        rep = "-" if not ranges else (f"fell at {fell[0]} s" if fell else "follows")
+        table.add_row(
+            v.clip, v.decision, f"{v.kept_frames}/{v.num_frames}", first.name if first else "-",
+            f"{first.worst:.3g} {first.unit}" if first else "-", f"{first.threshold:.3g}" if first else "-", rep,
+        )  # fmt: skip
+    console.print(table)
+    for v in verdicts:
+        if v.decision != "keep" or v.repairs:
+            console.print(f"[bold]{v.clip}[/] {v.decision}: {v.reason}", highlight=False, soft_wrap=True)
+    counts = {d: sum(v.decision == d for v in verdicts) for d in ("keep", "trim", "reject")}
+    console.print(f"keep {counts['keep']}, trim {counts['trim']}, reject {counts['reject']}"
+                  + (f", unreadable {len(errors)}" if errors else ""))  # fmt: skip
+    if json_out is not None:
+        doc = {"config": config.to_dict(), "verdicts": [v.to_dict() for v in verdicts], "errors": errors}
+        text = json.dumps(doc, indent=1)
+        atomic_write(json_out, lambda tmp: tmp.write_text(text))
+        console.print(f"wrote {json_out}")
+    if errors:
+        sys.exit(1)

@@ -1,0 +1,169 @@
+"""The contact-aware whole-sequence IK: kinematics against pinocchio and finite differences, the
+banded solve against a dense one, contact detection and targets, and the retargeting targets on real clips."""
+
+from __future__ import annotations
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from conftest import smpl_clip
+from retarget.contact_targets import foot_targets, stance_phases
+from retarget.contacts import ContactConfig, detect_foot_contacts
+from retarget.pipeline import retarget_file
+from retarget.readers.amass import read_amass_npz
+from retarget.rotations import matrix_to_quat, quat_to_matrix
+from retarget.sequence_ik import SequenceIK, SequenceIkConfig
+from retarget.sequence_problem import _kinematics_for
+from retarget.skeleton import smpl_forward_kinematics
+from retarget.tree_kinematics import so3_exp, so3_log
+from robots.pinocchio_model import build_pinocchio_model, mujoco_qpos_to_pinocchio
+
+
+def _random_states(robot, num, seed=0):
+    rng = np.random.default_rng(seed)
+    return (
+        rng.normal(size=(num, 3)),
+        so3_exp(rng.normal(size=(num, 3))),
+        rng.uniform(robot.lower_rad, robot.upper_rad, size=(num, robot.num_dof)),
+    )
+
+
+def test_vectorised_kinematics_matches_pinocchio(g1):
+    kin, layout = _kinematics_for(g1)
+    root_pos, root_rot, dof = _random_states(g1, 10)
+    pos, ori = kin.forward(root_pos, root_rot, dof)
+    model = build_pinocchio_model(g1)
+    data = model.createData()
+    for t in range(10):
+        qpos = np.concatenate([root_pos[t], matrix_to_quat(root_rot[t]), dof[t]])
+        pin.framesForwardKinematics(model, data, mujoco_qpos_to_pinocchio(qpos))
+        for k, point in enumerate(g1.matched_points):
+            frame = data.oMf[model.getFrameId(point.body, pin.BODY)]
+            np.testing.assert_allclose(pos[t, k], frame.act(np.array(point.offset_b)), atol=1e-12)
+        for k, tracked in enumerate(g1.matched_frames):
+            frame = data.oMf[model.getFrameId(tracked.body, pin.BODY)]
+            np.testing.assert_allclose(ori[t, k], frame.rotation, atol=1e-12)
+
+
+def test_jacobians_match_finite_differences(g1):
+    kin, _ = _kinematics_for(g1)
+    root_pos, root_rot, dof = _random_states(g1, 6, seed=1)
+    pos, jac_pos, ori, jac_rot = kin.jacobians(root_pos, root_rot, dof)
+    eps = 1e-6
+    for k in range(kin.num_tangent):
+        dx = np.zeros(kin.num_tangent)
+        dx[k] = eps
+        pos2, ori2 = kin.forward(root_pos + dx[:3], so3_exp(np.tile(dx[3:6], (6, 1))) @ root_rot, dof + dx[6:])
+        np.testing.assert_allclose((pos2 - pos) / eps, jac_pos[..., k], atol=2e-6)
+        np.testing.assert_allclose(so3_log(ori2 @ np.swapaxes(ori, -1, -2)) / eps, jac_rot[..., k], atol=2e-6)
+
+
+def test_banded_solve_equals_dense_solve(g1):
+    kin, layout = _kinematics_for(g1)
+    solver = SequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
+    rng = np.random.default_rng(2)
+    T, n = 7, kin.num_tangent
+    blocks = rng.normal(size=(T, n, n))
+    H = blocks @ np.swapaxes(blocks, 1, 2) + np.eye(n)
+    g = rng.normal(size=(T, n))
+    x = rng.normal(size=(T, len(solver._smoothed)))
+    fps = 30.0
+    step = solver._solve_banded(H.copy(), g.copy(), x, fps)
+    # Dense: block diagonal + w D2ᵀD2 on the smoothed coordinates.
+    w = (0.01 * fps**2) ** 2
+    D2 = np.zeros((T - 2, T))
+    for t in range(T - 2):
+        D2[t, t : t + 3] = [1, -2, 1]
+    dense = np.zeros((T * n, T * n))
+    rhs = g.reshape(-1).copy()
+    for t in range(T):
+        dense[t * n : (t + 1) * n, t * n : (t + 1) * n] = H[t] + solver.config.damping * np.eye(n)
+    M = D2.T @ D2
+    for col, d in enumerate(solver._smoothed):
+        idx = np.arange(T) * n + d
+        dense[np.ix_(idx, idx)] += w * M
+        rhs[idx] -= w * M @ x[:, col]
+    np.testing.assert_allclose(step.reshape(-1), np.linalg.solve(dense, rhs), rtol=1e-8, atol=1e-10)
+
+
+def test_stance_detection_has_hysteresis_and_anchoring():
+    fps = 30.0
+    num = 60
+    joints = np.zeros((num, 24, 3))
+    # Left ankle: on the floor, lifts to 10 cm between frames 20 and 30, flickers 4 cm in frame 40.
+    height = np.zeros(num)
+    height[20:30] = 0.10
+    height[40] = 0.04
+    joints[:, 7, 2] = height
+    joints[:, 10, 2] = height + 0.02
+    # Right ankle: a slow shuffle, 1 cm per frame (0.3 m/s): stance must end after 5 cm of travel.
+    joints[:, 8, 0] = 0.01 * np.arange(num)
+    joints[:, 11] = joints[:, 8] + [0.1, 0, 0.02]
+    contacts = detect_foot_contacts(joints, fps, ContactConfig())
+    left, right = contacts.stance[:, 0], contacts.stance[:, 1]
+    assert left[:20].all() and not left[20:30].any() and left[31:].all()  # the 4 cm flicker stays stance
+    assert stance_phases(left) == [(0, 20), (31, 60)] or stance_phases(left) == [(0, 20), (30, 60)]
+    phases = stance_phases(right)
+    assert len(phases) > 1 and all(end - start <= 7 for start, end in phases)
+
+
+def test_foot_targets_are_fixed_flat_and_on_the_floor():
+    num = 40
+    ankle = np.zeros((num, 2, 3))
+    ankle[:, 0] = [0.0, 0.1, 0.12]
+    ankle[:, 1] = [0.0, -0.1, 0.12]
+    ankle[:, 0, 0] = np.linspace(0, 0.04, num)  # drifts 4 cm during stance
+    yaw = 0.3
+    tilt = so3_exp(np.array([0.2, 0.0, yaw]))  # human foot tilted but heading `yaw`
+    rot = np.broadcast_to(tilt, (num, 2, 3, 3))
+    stance = np.ones((num, 2), dtype=bool)
+    targets = foot_targets(ankle, rot, stance, ankle_height_flat_m=0.035)
+    np.testing.assert_allclose(targets.ankle_pos_w[:, 0, 0], 0.02)  # one position for the phase
+    np.testing.assert_allclose(targets.ankle_pos_w[..., 2], 0.035)
+    np.testing.assert_allclose(targets.vertical_shift_m, 0.035 - 0.12)
+    assert np.allclose(targets.foot_rot_w[..., 2, 2], 1.0)  # flat
+    heading = np.arctan2(targets.foot_rot_w[..., 1, 0], targets.foot_rot_w[..., 0, 0])
+    assert np.allclose(heading, np.arctan2(tilt[1, 0], tilt[0, 0]))
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return retarget_file(smpl_clip("walk_level1_filter"))
+
+
+def test_real_clip_feet_flat_fixed_and_on_the_floor_in_stance(g1, walk):
+    seq = read_amass_npz(smpl_clip("walk_level1_filter"))
+    joints, _ = smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)
+    stance = detect_foot_contacts(joints, seq.fps).stance
+    kin, layout = _kinematics_for(g1)
+    rot = quat_to_matrix(walk.motion.root_quat_w)
+    pos, ori = kin.forward(walk.motion.root_pos_w, rot, walk.motion.dof_pos)
+    soles = pos[:, layout.num_points : layout.num_points + layout.num_soles, 2].reshape(-1, 2, 4)
+    feet_rot = ori[:, [2, 3]]
+    for foot in range(2):
+        on = stance[:, foot]
+        assert on.sum() > 30
+        # Inside each stance phase (its first and last two frames blend with the swing) every sole point is
+        # within 3 mm of the floor, the foot is flat and does not slide.
+        ankle = pos[:, [3, 6][foot], :2]
+        for start, end in stance_phases(on):
+            inner = slice(start + 2, end - 2)
+            assert np.abs(soles[inner, foot]).max(initial=0) < 0.003
+            tilt_deg = np.degrees(np.arccos(np.clip(feet_rot[inner, foot, 2, 2], -1, 1)))
+            assert tilt_deg.max(initial=0) < 0.5
+            assert np.abs(ankle[inner] - ankle[start + 2]).max(initial=0) < 0.003
+        assert np.percentile(np.abs(soles[on, foot]), 95) < 0.002
+    assert soles.min() > -0.005  # nothing below the floor
+    dof = walk.motion.dof_pos
+    assert np.all(dof >= g1.lower_rad - 1e-9) and np.all(dof <= g1.upper_rad + 1e-9)
+    speed = np.abs(np.diff(dof, axis=0)) * walk.motion.fps
+    assert np.all(speed <= g1.velocity_limit_rad_s)
+
+
+def test_whole_sequence_is_smoother_than_per_frame_ik(walk):
+    from retarget.config import RetargetConfig
+
+    per_frame = retarget_file(smpl_clip("walk_level1_filter"), RetargetConfig(solver="per_frame"))
+    acc = lambda m: np.abs(np.diff(m.dof_pos, 2, axis=0)).mean() * m.fps**2  # noqa: E731
+    assert acc(walk.motion) < acc(per_frame.motion)
