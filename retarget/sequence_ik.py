@@ -137,7 +137,9 @@ class SequenceIK:
     def _normal_equations(self, state, targets: SequenceTargets):
         """Per-frame Gauss-Newton blocks H_t = A_tᵀA_t and g_t = A_tᵀb_t from all weighted residual rows."""
         root_pos, root_rot, dof = state
-        pos, jac_pos, ori, jac_rot = self.kin.jacobians(root_pos, root_rot, dof)
+        # Dense Jacobians for the target points and soles; collision spheres get them only when active.
+        dense = self.num_points + self.layout.num_soles
+        pos, jac_pos, ori, jac_rot, cache = self.kin.jacobians(root_pos, root_rot, dof, num_dense=dense)
         P = self.num_points
         num_frames = pos.shape[0]
         # Tracked positions, scaled by their weights.
@@ -158,42 +160,49 @@ class SequenceIK:
         err_r = so3_log(targets.frame_rot_w @ np.swapaxes(ori, -1, -2))
         rows_r = (jac_rot * w_r[..., None]).reshape(num_frames, -1, self._n)
         res_r = (w_r * err_r).reshape(num_frames, -1)
-        # Floor: sole points are pushed up when below it (one-sided: rows are zero above). Swing feet
-        # keep a small margin; stance feet are held at z = 0 by their contact targets.
-        S = self.layout.num_soles
-        margin = np.where(targets.sole_floor_check, self.config.floor_margin_m, 0.0)
-        sole_z = pos[:, P : P + S, 2]
-        below = self._sticky("floor", sole_z < margin) * self.config.floor_weight
-        rows_f = jac_pos[:, P : P + S, 2, :] * below[..., None]
-        res_f = np.maximum(margin - sole_z, 0.0) * below
-        rows_c, res_c = self._collision_rows(pos[:, P + S :], jac_pos[:, P + S :])
-        # Collision spheres (hands, knees, hips) stay above the floor too, e.g. in a crawl.
-        proxy_low = self._sticky("proxy_floor", pos[:, P + S :, 2] < self.layout.proxy_radius_m)
-        proxy_low = proxy_low * self.config.floor_weight
-        rows_g = jac_pos[:, P + S :, 2, :] * proxy_low[..., None]
-        res_g = np.maximum(self.layout.proxy_radius_m - pos[:, P + S :, 2], 0.0) * proxy_low
-        A = np.concatenate([rows_p, rows_s, rows_r, rows_f, rows_c, rows_g], axis=1)
-        b = np.concatenate([res_p, res_s, res_r, res_f, res_c, res_g], axis=1)
+        A = np.concatenate([rows_p, rows_s, rows_r], axis=1)
+        b = np.concatenate([res_p, res_s, res_r], axis=1)
         H = np.swapaxes(A, 1, 2) @ A
         g = (np.swapaxes(A, 1, 2) @ b[..., None])[..., 0]
-        # Largest violation of the one-sided constraints [m] (floor and sphere clearance).
-        violation = max(
-            float((res_f / self.config.floor_weight).max(initial=0.0)),
-            float((res_g / self.config.floor_weight).max(initial=0.0)),
-            float((res_c / self.config.self_collision_weight).max(initial=0.0)),
-        )
+        # One-sided constraints are active in few (frame, point) pairs: gather only those rows.
+        violation = 0.0
+        for frames, rows, res, weight in self._one_sided_rows(targets, pos, jac_pos, cache):
+            if len(frames) == 0:
+                continue
+            _add_per_frame(H, frames, rows[:, :, None] * rows[:, None, :])
+            _add_per_frame(g, frames, rows * res[:, None])
+            violation = max(violation, float((res / weight).max(initial=0.0)))
         return H, g, violation
 
-    def _collision_rows(self, proxy_pos: np.ndarray, proxy_jac: np.ndarray):
-        """One-sided rows pushing overlapping proxy spheres apart along the line of their centres."""
-        lay = self.layout
-        diff = proxy_pos[:, lay.pair_a] - proxy_pos[:, lay.pair_b]  # (T, K, 3)
+    def _one_sided_rows(self, targets: SequenceTargets, pos: np.ndarray, jac_pos: np.ndarray, cache):
+        """(frame index, weighted Jacobian row, weighted residual, weight) of every active one-sided
+        constraint: sole points and collision spheres above the floor, arm spheres clear of the body."""
+        P, S, lay, cfg = self.num_points, self.layout.num_soles, self.layout, self.config
+        out = []
+        # Floor: swing-foot soles keep a small margin; stance soles are held at z = 0 by their targets.
+        margin = np.where(targets.sole_floor_check, cfg.floor_margin_m, 0.0)
+        sole_z = pos[:, P : P + S, 2]
+        t, k = np.nonzero(self._sticky("floor", sole_z < margin))
+        w = cfg.floor_weight
+        out.append((t, jac_pos[t, P + k, 2] * w, np.maximum(margin[t, k] - sole_z[t, k], 0.0) * w, w))
+        # Collision spheres (hands, knees, hips) stay above the floor too, e.g. in a crawl.
+        proxy_z = pos[:, P + S :, 2]
+        t, k = np.nonzero(self._sticky("proxy_floor", proxy_z < lay.proxy_radius_m))
+        jac = self.kin.point_jacobians(cache, t, P + S + k)
+        out.append((t, jac[:, 2] * w, np.maximum(lay.proxy_radius_m[k] - proxy_z[t, k], 0.0) * w, w))
+        # Arm spheres are pushed out of body spheres along the line of their centres.
+        proxy = pos[:, P + S :]
+        diff = proxy[:, lay.pair_a] - proxy[:, lay.pair_b]  # (T, K, 3)
         dist = np.linalg.norm(diff, axis=-1)
-        normal = diff / np.maximum(dist, 1e-9)[..., None]
-        active = self._sticky("collision", dist < lay.pair_clearance_m) * self.config.self_collision_weight
-        jac = proxy_jac[:, lay.pair_a] - proxy_jac[:, lay.pair_b]  # (T, K, 3, n)
-        rows = np.einsum("tka,tkan->tkn", normal, jac) * active[..., None]
-        return rows, np.maximum(lay.pair_clearance_m - dist, 0.0) * active
+        t, k = np.nonzero(self._sticky("collision", dist < lay.pair_clearance_m))
+        normal = diff[t, k] / np.maximum(dist[t, k], 1e-9)[:, None]
+        jac = self.kin.point_jacobians(cache, t, P + S + lay.pair_a[k]) - self.kin.point_jacobians(
+            cache, t, P + S + lay.pair_b[k]
+        )  # (N, 3, n)
+        w = cfg.self_collision_weight
+        rows = np.einsum("na,nam->nm", normal, jac) * w
+        out.append((t, rows, np.maximum(lay.pair_clearance_m[k] - dist[t, k], 0.0) * w, w))
+        return out
 
     def _sticky(self, name: str, violated: np.ndarray) -> np.ndarray:
         """Rows of a one-sided constraint stay on once violated (with zero residual while satisfied),
@@ -304,6 +313,14 @@ class SequenceIK:
             if np.abs(step).max() < self.config.step_tolerance and violation <= self.config.constraint_tolerance_m:
                 break
         return (root_pos, root_rot, dof), iterations
+
+
+def _add_per_frame(total: np.ndarray, frames: np.ndarray, values: np.ndarray) -> None:
+    """total[frames[i]] += values[i], summing repeated frames (a faster np.add.at)."""
+    order = np.argsort(frames, kind="stable")
+    sorted_frames = frames[order]
+    unique, starts = np.unique(sorted_frames, return_index=True)
+    total[unique] += np.add.reduceat(values[order], starts, axis=0)
 
 
 def _take(targets: SequenceTargets, frames: np.ndarray) -> SequenceTargets:

@@ -141,34 +141,47 @@ class TreeKinematics:
         pos, ori = self._attached(root_pos_w, root_rot_w, self.joint_frames(root_pos_w, root_rot_w, dof))
         return pos[:, : self.num_points], ori[:, self.num_points :]
 
-    def jacobians(self, root_pos_w, root_rot_w, dof):
+    def jacobians(self, root_pos_w, root_rot_w, dof, num_dense: int | None = None):
         """Tracked positions and orientations with their Jacobians w.r.t. the tangent increment.
 
+        Only the first `num_dense` points (default all) get Jacobians for every frame; the others
+        (e.g. collision spheres, rarely active) get them on demand from :meth:`point_jacobians` with
+        the returned cache.
+
         Returns:
-            pos (T, P, 3), jac_pos (T, P, 3, 6+D), ori (T, F, 3, 3), jac_rot (T, F, 3, 6+D)
-            (jac_rot maps increments to the world-frame angular change of the frame).
+            pos (T, P, 3), jac_pos (T, num_dense, 3, 6+D), ori (T, F, 3, 3), jac_rot (T, F, 3, 6+D)
+            (jac_rot maps increments to the world-frame angular change of the frame), cache.
         """
         frames = self.joint_frames(root_pos_w, root_rot_w, dof)
         origin, _, axis_w = frames
         pos_all, ori_all = self._attached(root_pos_w, root_rot_w, frames)
         P = self.num_points
         pos, ori = pos_all[:, :P], ori_all[:, P:]
-        num_frames = dof.shape[0]
-        jac_pos = np.empty((num_frames, P, 3, self.num_tangent))
-        jac_pos[..., 0:3] = np.eye(3)
-        # d p / d theta_root = e_k × (p - root) for the world-frame rotation increment.
-        jac_pos[..., 3:6] = -_skew(pos - root_pos_w[:, None, :])
-        # Column of joint j for point k: axis_j × (p_k - o_j), zero unless j moves k.
-        a = axis_w[:, None]  # (T, 1, D, 3)
-        lever = pos[:, :, None, :] - origin[:, None, :, :]  # (T, P, D, 3)
-        mask = self.ancestor[None, :P]
-        jac_pos[:, :, 0, 6:] = (a[..., 1] * lever[..., 2] - a[..., 2] * lever[..., 1]) * mask
-        jac_pos[:, :, 1, 6:] = (a[..., 2] * lever[..., 0] - a[..., 0] * lever[..., 2]) * mask
-        jac_pos[:, :, 2, 6:] = (a[..., 0] * lever[..., 1] - a[..., 1] * lever[..., 0]) * mask
-        jac_rot = np.zeros((num_frames, self.num_frames, 3, self.num_tangent))
+        cache = (root_pos_w, origin, axis_w, pos)
+        dense = P if num_dense is None else num_dense
+        t, k = np.meshgrid(np.arange(dof.shape[0]), np.arange(dense), indexing="ij")
+        jac_pos = self.point_jacobians(cache, t.ravel(), k.ravel()).reshape(dof.shape[0], dense, 3, -1)
+        jac_rot = np.zeros((dof.shape[0], self.num_frames, 3, self.num_tangent))
         jac_rot[..., 3:6] = np.eye(3)
         jac_rot[..., 6:] = np.swapaxes(axis_w[:, None] * self.ancestor[None, P:, :, None], 2, 3)
-        return pos, jac_pos, ori, jac_rot
+        return pos, jac_pos, ori, jac_rot, cache
+
+    def point_jacobians(self, cache, frames: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """(N, 3, 6+D) position Jacobians of tracked point `points[i]` at frame `frames[i]`."""
+        root_pos_w, origin, axis_w, pos = cache
+        p = pos[frames, points]  # (N, 3)
+        jac = np.empty((len(frames), 3, self.num_tangent))
+        jac[:, :, 0:3] = np.eye(3)
+        # d p / d theta_root = e_k × (p - root) for the world-frame rotation increment.
+        jac[:, :, 3:6] = -_skew(p - root_pos_w[frames])
+        # Column of joint j: axis_j × (p - o_j), zero unless j moves the point.
+        a = axis_w[frames]  # (N, D, 3)
+        lever = p[:, None, :] - origin[frames]  # (N, D, 3)
+        mask = self.ancestor[points]
+        jac[:, 0, 6:] = (a[..., 1] * lever[..., 2] - a[..., 2] * lever[..., 1]) * mask
+        jac[:, 1, 6:] = (a[..., 2] * lever[..., 0] - a[..., 0] * lever[..., 2]) * mask
+        jac[:, 2, 6:] = (a[..., 0] * lever[..., 1] - a[..., 1] * lever[..., 0]) * mask
+        return jac
 
 
 def _skew(v: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ def test_vectorised_kinematics_matches_pinocchio(g1):
 def test_jacobians_match_finite_differences(g1):
     kin, _ = _kinematics_for(g1)
     root_pos, root_rot, dof = _random_states(g1, 6, seed=1)
-    pos, jac_pos, ori, jac_rot = kin.jacobians(root_pos, root_rot, dof)
+    pos, jac_pos, ori, jac_rot, _ = kin.jacobians(root_pos, root_rot, dof)
     eps = 1e-6
     for k in range(kin.num_tangent):
         dx = np.zeros(kin.num_tangent)
