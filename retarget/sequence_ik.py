@@ -65,6 +65,8 @@ class SequenceIkConfig:
     """Every this many frames a keyframe is solved first; 1 disables the coarse pass."""
     keyframe_iterations: int = 25
     """Gauss-Newton iterations of the keyframe pass (from the rest pose)."""
+    keyframe_max_step: float = 0.25
+    """Trust region of the keyframe pass [rad or m]."""
     step_tolerance: float = 1e-4
     """Stop early when the largest increment of any frame is below this [rad, m]."""
 
@@ -280,19 +282,23 @@ class SequenceIK:
                 # full clip from the interpolated keyframe solution, which needs only a few.
                 keys = np.unique(np.r_[np.arange(0, num_frames, stride), num_frames - 1])
                 coarse, coarse_iterations = self._solve(
-                    _take(targets, keys), fps / stride, tuple(a[keys] for a in init), self.config.keyframe_iterations
-                )
+                    _take(targets, keys), fps / stride, tuple(a[keys] for a in init), self.config.keyframe_iterations,
+                    max_step=self.config.keyframe_max_step, extra_iterations=0,
+                )  # fmt: skip
                 init = _interpolate_state(coarse, keys, num_frames)
-            state, iterations = self._solve(targets, fps, init, self.config.iterations)
+            state, iterations = self._solve(
+                targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
+            )
             return state, iterations + coarse_iterations / stride
 
-    def _solve(self, targets: SequenceTargets, fps: float, init, max_iterations: int):
+    def _solve(self, targets: SequenceTargets, fps: float, init, max_iterations: int, max_step: float,
+               extra_iterations: int):  # fmt: skip
         root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True) for a in init)
         dof = np.clip(dof, self.lower, self.upper)
         self._active: dict[str, np.ndarray] = {}
         self._sticky_on = False
         iterations = 0
-        for iterations in range(1, max_iterations + self.config.extra_iterations + 1):
+        for iterations in range(1, max_iterations + extra_iterations + 1):
             self._sticky_on = iterations > max_iterations
             H, g, violation = self._normal_equations((root_pos, root_rot, dof), targets)
             # Past the planned iterations, go on only while a floor or collision constraint is violated:
@@ -306,7 +312,7 @@ class SequenceIK:
                 step = self._solve_banded(H, g, x_smooth, fps)
             # Trust region: Gauss-Newton steps are only valid near the linearisation point.
             largest = np.abs(step).max(axis=1, keepdims=True)
-            step *= np.minimum(1.0, self.config.max_step / np.maximum(largest, 1e-12))
+            step *= np.minimum(1.0, max_step / np.maximum(largest, 1e-12))
             root_pos += step[:, 0:3]
             root_rot = so3_exp(step[:, 3:6]) @ root_rot
             dof = np.clip(dof + step[:, 6:], self.lower, self.upper)

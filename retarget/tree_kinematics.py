@@ -88,13 +88,14 @@ class TreeKinematics:
         self.point_joint = np.array([p.joint for p in specs], dtype=int)
         self.point_pos_j = np.array([p.pos_j for p in specs]).reshape(-1, 3)
         self.point_rot_j = np.array([p.rot_j for p in specs]).reshape(-1, 3, 3)
-        # ancestor[k, j]: revolute joint j moves point/frame k.
+        # ancestor[k, j]: revolute joint j moves point/frame k; chains[k]: those joints' indices.
         self.ancestor = np.zeros((len(specs), self.num_dof), dtype=bool)
         for k, spec in enumerate(specs):
             j = spec.joint
             while j >= 0:
                 self.ancestor[k, j] = True
                 j = self.parent[j]
+        self.chains = [np.flatnonzero(row) for row in self.ancestor]
 
     @staticmethod
     def _attach(model: pin.Model, body: str, offset) -> PointSpec:

@@ -169,5 +169,7 @@ _LEFT_PROXIES: tuple[CollisionProxy, ...] = (
     CollisionProxy("left_knee_link", (0.02, 0.0, 0.0), 0.045, "body"),
     *(CollisionProxy("left_knee_link", (0.01, 0.0, z), 0.042, "body") for z in (-0.08, -0.16, -0.25)),
 )
-_CENTRE_PROXIES: tuple[CollisionProxy, ...] = (CollisionProxy("pelvis_contour_link", (0.0, 0.0, -0.09), 0.065, "body"),)
+_CENTRE_PROXIES: tuple[CollisionProxy, ...] = tuple(
+    CollisionProxy("pelvis_contour_link", (x, y, -0.09), 0.06, "body") for x in (-0.01, 0.02) for y in (-0.03, 0.03)
+)
 G1_COLLISION_PROXIES: tuple[CollisionProxy, ...] = _LEFT_PROXIES + _mirror(_LEFT_PROXIES) + _CENTRE_PROXIES
