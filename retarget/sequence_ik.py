@@ -16,12 +16,14 @@ iteration instead of one per frame is what makes thousands of frames per second 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import solveh_banded
 from threadpoolctl import threadpool_limits
 
+from retarget.sequence_kernel import normal_equations
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
 
 
@@ -127,6 +129,11 @@ class SequenceIK:
         self.layout = layout
         self.num_points = layout.num_points
         self.lower = np.asarray(lower)
+        # Ancestor joints of every tracked point, padded, for the compiled kernel.
+        self._anc_n = np.array([len(c) for c in kin.chains], dtype=np.int64)
+        self._anc = np.zeros((len(kin.chains), max(1, int(self._anc_n.max()))), dtype=np.int64)
+        for k, chain in enumerate(kin.chains):
+            self._anc[k, : len(chain)] = chain
         self.upper = np.asarray(upper)
         self.config = config
         n = kin.num_tangent
@@ -137,85 +144,31 @@ class SequenceIK:
         self._smoothed = np.r_[0:3, 6:n]
 
     def _normal_equations(self, state, targets: SequenceTargets):
-        """Per-frame Gauss-Newton blocks H_t = A_tᵀA_t and g_t = A_tᵀb_t from all weighted residual rows."""
+        """Per-frame Gauss-Newton blocks H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe of all residuals, and the
+        largest violation of the one-sided (floor, collision) constraints [m]. See
+        :mod:`retarget.sequence_kernel` for the residual blocks."""
         root_pos, root_rot, dof = state
-        # Dense Jacobians for the target points and soles; collision spheres get them only when active.
-        dense = self.num_points + self.layout.num_soles
-        pos, jac_pos, ori, jac_rot, cache = self.kin.jacobians(root_pos, root_rot, dof, num_dense=dense)
-        P = self.num_points
-        num_frames = pos.shape[0]
-        # Tracked positions, scaled by their weights.
-        w_p = targets.point_weight[..., None]
-        rows_p = (jac_pos[:, :P] * w_p[..., None]).reshape(num_frames, -1, self._n)
-        res_p = (w_p * (targets.point_pos_w - pos[:, :P])).reshape(num_frames, -1)
-        # Limb segments as vectors: the robot's upper arm points where the human's does even when its
-        # shoulder is not exactly at the scaled human shoulder.
-        lay = self.layout
-        w_s = targets.segment_weight[..., None]
-        seg = pos[:, lay.segment_b] - pos[:, lay.segment_a]
-        rows_s = ((jac_pos[:, lay.segment_b] - jac_pos[:, lay.segment_a]) * w_s[..., None]).reshape(
-            num_frames, -1, self._n
-        )
-        res_s = (w_s * (targets.segment_vec_w - seg)).reshape(num_frames, -1)
-        # Tracked orientations: world-frame rotation error log(R_target Rᵀ).
-        w_r = targets.frame_weight[..., None]
-        err_r = so3_log(targets.frame_rot_w @ np.swapaxes(ori, -1, -2))
-        rows_r = (jac_rot * w_r[..., None]).reshape(num_frames, -1, self._n)
-        res_r = (w_r * err_r).reshape(num_frames, -1)
-        A = np.concatenate([rows_p, rows_s, rows_r], axis=1)
-        b = np.concatenate([res_p, res_s, res_r], axis=1)
-        H = np.swapaxes(A, 1, 2) @ A
-        g = (np.swapaxes(A, 1, 2) @ b[..., None])[..., 0]
-        # One-sided constraints are active in few (frame, point) pairs: gather only those rows.
-        violation = 0.0
-        for frames, rows, res, weight in self._one_sided_rows(targets, pos, jac_pos, cache):
-            if len(frames) == 0:
-                continue
-            _add_per_frame(H, frames, rows[:, :, None] * rows[:, None, :])
-            _add_per_frame(g, frames, rows * res[:, None])
-            violation = max(violation, float((res / weight).max(initial=0.0)))
+        num_frames = dof.shape[0]
+        lay, cfg, kin = self.layout, self.config, self.kin
+        H = np.empty((num_frames, self._n, self._n))
+        g = np.empty((num_frames, self._n))
+        Q = len(lay.proxy_radius_m)
+        for name, width in (("floor", lay.num_soles), ("proxy_floor", Q), ("collision", len(lay.pair_a))):
+            if self._active.get(name) is None or self._active[name].shape != (num_frames, width):
+                self._active[name] = np.zeros((num_frames, width), dtype=np.bool_)
+        violation = normal_equations(
+            np.ascontiguousarray(root_pos), np.ascontiguousarray(root_rot), np.ascontiguousarray(dof),
+            kin.parent, kin.placement_rot, kin.placement_pos, kin.axis_j,
+            kin.point_joint, kin.point_pos_j, kin.point_rot_j, self._anc, self._anc_n,
+            self.num_points, lay.num_soles, Q, kin.num_frames,
+            targets.point_pos_w, targets.point_weight, lay.segment_a, lay.segment_b, targets.segment_vec_w,
+            targets.segment_weight, targets.frame_rot_w, targets.frame_weight,
+            targets.sole_floor_check, cfg.floor_margin_m, cfg.floor_weight, lay.proxy_radius_m,
+            lay.pair_a, lay.pair_b, lay.pair_clearance_m, cfg.self_collision_weight,
+            self._sticky_on, self._active["floor"], self._active["proxy_floor"], self._active["collision"],
+            H, g,
+        )  # fmt: skip
         return H, g, violation
-
-    def _one_sided_rows(self, targets: SequenceTargets, pos: np.ndarray, jac_pos: np.ndarray, cache):
-        """(frame index, weighted Jacobian row, weighted residual, weight) of every active one-sided
-        constraint: sole points and collision spheres above the floor, arm spheres clear of the body."""
-        P, S, lay, cfg = self.num_points, self.layout.num_soles, self.layout, self.config
-        out = []
-        # Floor: swing-foot soles keep a small margin; stance soles are held at z = 0 by their targets.
-        margin = np.where(targets.sole_floor_check, cfg.floor_margin_m, 0.0)
-        sole_z = pos[:, P : P + S, 2]
-        t, k = np.nonzero(self._sticky("floor", sole_z < margin))
-        w = cfg.floor_weight
-        out.append((t, jac_pos[t, P + k, 2] * w, np.maximum(margin[t, k] - sole_z[t, k], 0.0) * w, w))
-        # Collision spheres (hands, knees, hips) stay above the floor too, e.g. in a crawl.
-        proxy_z = pos[:, P + S :, 2]
-        t, k = np.nonzero(self._sticky("proxy_floor", proxy_z < lay.proxy_radius_m))
-        jac = self.kin.point_jacobians(cache, t, P + S + k)
-        out.append((t, jac[:, 2] * w, np.maximum(lay.proxy_radius_m[k] - proxy_z[t, k], 0.0) * w, w))
-        # Arm spheres are pushed out of body spheres along the line of their centres.
-        proxy = pos[:, P + S :]
-        diff = proxy[:, lay.pair_a] - proxy[:, lay.pair_b]  # (T, K, 3)
-        dist = np.linalg.norm(diff, axis=-1)
-        t, k = np.nonzero(self._sticky("collision", dist < lay.pair_clearance_m))
-        normal = diff[t, k] / np.maximum(dist[t, k], 1e-9)[:, None]
-        jac = self.kin.point_jacobians(cache, t, P + S + lay.pair_a[k]) - self.kin.point_jacobians(
-            cache, t, P + S + lay.pair_b[k]
-        )  # (N, 3, n)
-        w = cfg.self_collision_weight
-        rows = np.einsum("na,nam->nm", normal, jac) * w
-        out.append((t, rows, np.maximum(lay.pair_clearance_m[k] - dist[t, k], 0.0) * w, w))
-        return out
-
-    def _sticky(self, name: str, violated: np.ndarray) -> np.ndarray:
-        """Rows of a one-sided constraint stay on once violated (with zero residual while satisfied),
-        for the rest of the solve once the planned iterations are done: switching them off again makes
-        Gauss-Newton chatter around the boundary, leaving points alternately in and out of the floor."""
-        if not self._sticky_on:
-            return violated
-        sticky = self._active.get(name)
-        sticky = violated if sticky is None or sticky.shape != violated.shape else (sticky | violated)
-        self._active[name] = sticky
-        return sticky
 
     def _pin_joints_to_limits(self, H: np.ndarray, g: np.ndarray, dof: np.ndarray, dof_step: np.ndarray) -> bool:
         """Joints whose step would cross a limit are pinned at that limit for a second solve, so the
@@ -233,27 +186,15 @@ class SequenceIK:
     def _solve_banded(self, H, g, x_smooth, fps):
         T, n = g.shape
         u = 2 * n
-        size = T * n
-        ab = np.zeros((u + 1, size))
-        # Per-frame blocks (upper triangle) into banded upper storage: ab[u + i - j, j] = A[i, j].
-        cols = (np.arange(T)[:, None] * n + self._ju[None, :]).ravel()
-        rows = np.broadcast_to(u + self._iu - self._ju, (T, len(self._iu))).ravel()
-        ab[rows, cols] = H[:, self._iu, self._ju].ravel()
+        ab = np.zeros((u + 1, T, n))
+        # Per-frame blocks (upper triangle) into banded upper storage: ab[u + i - j, t n + j] = H_t[i, j].
+        ab[u + self._iu - self._ju, :, self._ju] = H[:, self._iu, self._ju].T
+        ab = ab.reshape(u + 1, T * n)
         ab[u] += self.config.damping
         rhs = g.reshape(-1).copy()
         if T >= 3 and self.config.acceleration_weight > 0:
             w = (self.config.acceleration_weight * fps**2) ** 2
-            # D2ᵀD2 for second differences over T frames: diagonals (0, ±1, ±2) per smoothed dimension.
-            d0 = np.full(T, 6.0)
-            d0[[0, -1]], d0[[1, -2]] = 1.0, 5.0
-            d1 = np.full(T - 1, -4.0)
-            d1[[0, -1]] = -2.0
-            d2 = np.ones(T - 2)
-            for d in self._smoothed:
-                idx = np.arange(T) * n + d
-                ab[u, idx] += w * d0
-                ab[u - n, idx[1:]] += w * d1
-                ab[u - 2 * n, idx[2:]] += w * d2
+            ab += w * _second_difference_band(T, n, tuple(self._smoothed))
             # Gradient of the penalty at the current values: -w D2ᵀD2 x.
             x = x_smooth
             acc = x[:-2] - 2 * x[1:-1] + x[2:]
@@ -321,12 +262,23 @@ class SequenceIK:
         return (root_pos, root_rot, dof), iterations
 
 
-def _add_per_frame(total: np.ndarray, frames: np.ndarray, values: np.ndarray) -> None:
-    """total[frames[i]] += values[i], summing repeated frames (a faster np.add.at)."""
-    order = np.argsort(frames, kind="stable")
-    sorted_frames = frames[order]
-    unique, starts = np.unique(sorted_frames, return_index=True)
-    total[unique] += np.add.reduceat(values[order], starts, axis=0)
+@functools.lru_cache(maxsize=16)
+def _second_difference_band(T: int, n: int, smoothed: tuple[int, ...]) -> np.ndarray:
+    """D2ᵀD2 over T frames for each smoothed coordinate, in banded upper storage (2n + 1, T n):
+    diagonals 0, ±1, ±2 frames apart."""
+    u = 2 * n
+    band = np.zeros((u + 1, T * n))
+    d0 = np.full(T, 6.0)
+    d0[[0, -1]], d0[[1, -2]] = 1.0, 5.0
+    d1 = np.full(T - 1, -4.0)
+    d1[[0, -1]] = -2.0
+    for d in smoothed:
+        idx = np.arange(T) * n + d
+        band[u, idx] += d0
+        band[u - n, idx[1:]] += d1
+        band[u - 2 * n, idx[2:]] += 1.0
+    band.setflags(write=False)
+    return band
 
 
 def _take(targets: SequenceTargets, frames: np.ndarray) -> SequenceTargets:

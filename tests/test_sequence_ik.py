@@ -167,3 +167,79 @@ def test_whole_sequence_is_smoother_than_per_frame_ik(walk):
     per_frame = retarget_file(smpl_clip("walk_level1_filter"), RetargetConfig(solver="per_frame"))
     acc = lambda m: np.abs(np.diff(m.dof_pos, 2, axis=0)).mean() * m.fps**2  # noqa: E731
     assert acc(walk.motion) < acc(per_frame.motion)
+
+
+def _reference_normal_equations(solver, state, targets):
+    """H and g assembled with numpy from the reference kinematics (all residual rows, dense)."""
+    kin, lay, cfg = solver.kin, solver.layout, solver.config
+    pos, jac, ori, jac_rot, _ = kin.jacobians(*state)
+    P, S = lay.num_points, lay.num_soles
+    rows, res = [], []
+    for k in range(P):
+        rows.append(jac[:, k] * targets.point_weight[:, k, None, None])
+        res.append((targets.point_pos_w[:, k] - pos[:, k]) * targets.point_weight[:, k, None])
+    for s, (a, b) in enumerate(zip(lay.segment_a, lay.segment_b)):
+        w = targets.segment_weight[:, s, None]
+        rows.append((jac[:, b] - jac[:, a]) * w[..., None])
+        res.append((targets.segment_vec_w[:, s] - (pos[:, b] - pos[:, a])) * w)
+    err = so3_log(targets.frame_rot_w @ np.swapaxes(ori, -1, -2))
+    for f in range(ori.shape[1]):
+        w = targets.frame_weight[:, f, None]
+        rows.append(jac_rot[:, f] * w[..., None])
+        res.append(err[:, f] * w)
+    margin = np.where(targets.sole_floor_check, cfg.floor_margin_m, 0.0)
+    for s in range(S):
+        z = pos[:, P + s, 2]
+        on = (z < margin[:, s]) * cfg.floor_weight
+        rows.append((jac[:, P + s, 2] * on[:, None])[:, None])
+        res.append((np.maximum(margin[:, s] - z, 0) * on)[:, None])
+    proxy = pos[:, P + S :]
+    for q, radius in enumerate(lay.proxy_radius_m):
+        on = (proxy[:, q, 2] < radius) * cfg.floor_weight
+        rows.append((jac[:, P + S + q, 2] * on[:, None])[:, None])
+        res.append((np.maximum(radius - proxy[:, q, 2], 0) * on)[:, None])
+    for a, b, clear in zip(lay.pair_a, lay.pair_b, lay.pair_clearance_m):
+        diff = proxy[:, a] - proxy[:, b]
+        dist = np.linalg.norm(diff, axis=1)
+        on = (dist < clear) * cfg.self_collision_weight
+        normal = diff / dist[:, None]
+        row = np.einsum("ta,tan->tn", normal, jac[:, P + S + a] - jac[:, P + S + b]) * on[:, None]
+        rows.append(row[:, None])
+        res.append((np.maximum(clear - dist, 0) * on)[:, None])
+    A = np.concatenate(rows, axis=1)
+    b = np.concatenate(res, axis=1)
+    return np.swapaxes(A, 1, 2) @ A, (np.swapaxes(A, 1, 2) @ b[..., None])[..., 0]
+
+
+def test_compiled_normal_equations_match_the_numpy_reference(g1):
+    """The compiled per-frame kernel equals a dense numpy assembly from the reference kinematics, on a real
+    clip's targets at a perturbed (so floor and collision rows are active) configuration."""
+    import retarget.pipeline as pipeline
+
+    captured = {}
+    original = pipeline.build_sequence_problem
+
+    def capture(*args, **kwargs):
+        captured["problem"] = original(*args, **kwargs)
+        return captured["problem"]
+
+    pipeline.build_sequence_problem = capture
+    try:
+        result = retarget_file(smpl_clip("squat_level1_filter"))
+    finally:
+        pipeline.build_sequence_problem = original
+    problem = captured["problem"]
+    solver = SequenceIK(problem.kinematics, problem.layout, g1.lower_rad, g1.upper_rad)
+    solver._active, solver._sticky_on = {}, False
+    rng = np.random.default_rng(5)
+    state = (
+        result.motion.root_pos_w - [0, 0, 0.03],  # push the feet into the floor
+        quat_to_matrix(result.motion.root_quat_w),
+        np.clip(result.motion.dof_pos + rng.normal(scale=0.3, size=result.motion.dof_pos.shape), g1.lower_rad,
+                g1.upper_rad),
+    )  # fmt: skip
+    H, g, violation = solver._normal_equations(state, problem.targets)
+    H_ref, g_ref = _reference_normal_equations(solver, state, problem.targets)
+    assert violation > 0.01
+    np.testing.assert_allclose(H, H_ref, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-9, atol=1e-9)

@@ -1,0 +1,265 @@
+"""Compiled per-frame Gauss-Newton blocks of the whole-sequence IK (numba).
+
+For every frame this runs forward kinematics of the tree, forms each residual's Jacobian
+with only its non-zero columns (root and the point's ancestor joints) and accumulates
+H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe in place. Doing this in one compiled loop instead of
+numpy's whole-array passes is what makes the solver fast: the arrays involved are small,
+so numpy spends most of its time on temporaries and dispatch. :mod:`retarget.tree_kinematics`
+stays the readable reference; the tests check this kernel against it.
+
+Residual blocks (weights are residual scales): tracked points (P), sole points kept above
+the floor (S), collision spheres kept above the floor and apart (Q spheres, K pairs), limb
+segments as vectors (G), tracked frame orientations (F). Point layout: [P | S | Q | F].
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_CACHE = True  # compiled code is cached next to this file, so each worker compiles once
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _rodrigues(axis, angle, out):
+    x, y, z = axis[0], axis[1], axis[2]
+    c, s = np.cos(angle), np.sin(angle)
+    C = 1.0 - c
+    out[0, 0], out[0, 1], out[0, 2] = c + x * x * C, x * y * C - z * s, x * z * C + y * s
+    out[1, 0], out[1, 1], out[1, 2] = y * x * C + z * s, c + y * y * C, y * z * C - x * s
+    out[2, 0], out[2, 1], out[2, 2] = z * x * C - y * s, z * y * C + x * s, c + z * z * C
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _mm3(A, B, out):
+    """out = A @ B for 3×3 matrices."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _mm3t(A, B, out):
+    """out = A @ Bᵀ for 3×3 matrices."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = A[i, 0] * B[j, 0] + A[i, 1] * B[j, 1] + A[i, 2] * B[j, 2]
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _so3_log(R, out):
+    """Rotation vector of R (3×3), accurate near 0 and π."""
+    cos_angle = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
+    angle = np.arccos(cos_angle)
+    vx, vy, vz = R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+    if angle < 1e-6:
+        out[0], out[1], out[2] = 0.5 * vx, 0.5 * vy, 0.5 * vz
+    elif angle < np.pi - 1e-4:
+        k = angle / (2.0 * np.sin(angle))
+        out[0], out[1], out[2] = k * vx, k * vy, k * vz
+    else:
+        # Near π: the axis comes from the largest diagonal of (R + I) / 2 = a aᵀ.
+        i = 0
+        if R[1, 1] > R[i, i]:
+            i = 1
+        if R[2, 2] > R[i, i]:
+            i = 2
+        a = np.empty(3)
+        for j in range(3):
+            a[j] = 0.5 * (R[i, j] + R[j, i]) if j != i else 0.5 * (R[i, i] + 1.0)
+        norm = np.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
+        sign = 1.0 if (a[0] * vx + a[1] * vy + a[2] * vz) >= 0.0 else -1.0
+        for j in range(3):
+            out[j] = sign * angle * a[j] / norm
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _point_jacobian(k, p, root_pos, jo, jaxis, anc, anc_n, J):
+    """Position Jacobian (3, n) of point k at world position p (other columns left zero)."""
+    J[0, 0], J[1, 1], J[2, 2] = 1.0, 1.0, 1.0
+    J[0, 1] = J[0, 2] = J[1, 0] = J[1, 2] = J[2, 0] = J[2, 1] = 0.0
+    rx, ry, rz = p[0] - root_pos[0], p[1] - root_pos[1], p[2] - root_pos[2]
+    # d p / d theta_root = e × (p - root): the columns of -skew(p - root).
+    J[0, 3], J[0, 4], J[0, 5] = 0.0, rz, -ry
+    J[1, 3], J[1, 4], J[1, 5] = -rz, 0.0, rx
+    J[2, 3], J[2, 4], J[2, 5] = ry, -rx, 0.0
+    for m in range(anc_n[k]):
+        j = anc[k, m]
+        lx, ly, lz = p[0] - jo[j, 0], p[1] - jo[j, 1], p[2] - jo[j, 2]
+        ax, ay, az = jaxis[j, 0], jaxis[j, 1], jaxis[j, 2]
+        J[0, 6 + j] = ay * lz - az * ly
+        J[1, 6 + j] = az * lx - ax * lz
+        J[2, 6 + j] = ax * ly - ay * lx
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _clear(J, k, anc, anc_n):
+    for m in range(anc_n[k]):
+        j = anc[k, m]
+        J[0, 6 + j] = 0.0
+        J[1, 6 + j] = 0.0
+        J[2, 6 + j] = 0.0
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _accumulate(H, g, cols, ncols, row, w2, res):
+    """H += w² row rowᵀ and g += w² row·res over the listed columns."""
+    for a in range(ncols):
+        ca = cols[a]
+        ra = row[ca] * w2
+        if ra == 0.0:
+            continue
+        g[ca] += ra * res
+        for b in range(ncols):
+            cb = cols[b]
+            H[ca, cb] += ra * row[cb]
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def normal_equations(
+    root_pos, root_rot, dof,
+    parent, plc_rot, plc_pos, axis_j,
+    pt_joint, pt_pos_j, pt_rot_j, anc, anc_n,
+    P, S, Q, F,
+    tgt_pos, tgt_w, seg_a, seg_b, seg_vec, seg_w, frm_rot, frm_w,
+    sole_check, floor_margin, floor_w, proxy_r, pair_a, pair_b, pair_clear, col_w,
+    sticky_on, sticky_floor, sticky_proxy, sticky_col,
+    H, g,
+):  # fmt: skip
+    """Fill H (T, n, n) and g (T, n); return the largest one-sided violation [m]."""
+    T, D = dof.shape
+    n = 6 + D
+    N = pt_joint.shape[0]
+    violation = 0.0
+    R = np.empty((D, 3, 3))
+    jo = np.empty((D, 3))
+    jaxis = np.empty((D, 3))
+    local = np.empty((3, 3))
+    pos = np.empty((N, 3))
+    J = np.zeros((3, n))
+    J2 = np.zeros((3, n))
+    row = np.zeros(n)
+    cols = np.empty(n, dtype=np.int64)
+    all_cols = np.arange(n)
+    E = np.empty((3, 3))
+    M = np.empty((3, 3))
+    ORI = np.empty((3, 3))
+    e = np.empty(3)
+    for t in range(T):
+        Ht, gt = H[t], g[t]
+        Ht[:, :] = 0.0
+        gt[:] = 0.0
+        rp, rr = root_pos[t], root_rot[t]
+        # Forward kinematics (parents come before children).
+        for j in range(D):
+            p = parent[j]
+            PR = rr if p < 0 else R[p]
+            PO = rp if p < 0 else jo[p]
+            _rodrigues(axis_j[j], dof[t, j], local)
+            for a in range(3):
+                jo[j, a] = PO[a] + PR[a, 0] * plc_pos[j, 0] + PR[a, 1] * plc_pos[j, 1] + PR[a, 2] * plc_pos[j, 2]
+            _mm3(PR, plc_rot[j], M)
+            _mm3(M, local, R[j])
+            for a in range(3):
+                jaxis[j, a] = R[j, a, 0] * axis_j[j, 0] + R[j, a, 1] * axis_j[j, 1] + R[j, a, 2] * axis_j[j, 2]
+        for k in range(N):
+            pj = pt_joint[k]
+            PR = rr if pj < 0 else R[pj]
+            PO = rp if pj < 0 else jo[pj]
+            for a in range(3):
+                pos[k, a] = PO[a] + PR[a, 0] * pt_pos_j[k, 0] + PR[a, 1] * pt_pos_j[k, 1] + PR[a, 2] * pt_pos_j[k, 2]
+        # Tracked points: J over root + ancestors.
+        for k in range(P):
+            w2 = tgt_w[t, k] ** 2
+            if w2 == 0.0:
+                continue
+            _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
+            nc = 6 + anc_n[k]
+            for c in range(6):
+                cols[c] = c
+            for m in range(anc_n[k]):
+                cols[6 + m] = 6 + anc[k, m]
+            for a in range(3):
+                _accumulate(Ht, gt, cols, nc, J[a], w2, tgt_pos[t, k, a] - pos[k, a])
+            _clear(J, k, anc, anc_n)
+        # Limb segments: J_b - J_a over all columns.
+        for s in range(seg_a.shape[0]):
+            w2 = seg_w[t, s] ** 2
+            ka, kb = seg_a[s], seg_b[s]
+            _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J)
+            _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J2)
+            for a in range(3):
+                for c in range(n):
+                    row[c] = J[a, c] - J2[a, c]
+                _accumulate(Ht, gt, all_cols, n, row, w2, seg_vec[t, s, a] - (pos[kb, a] - pos[ka, a]))
+            _clear(J, kb, anc, anc_n)
+            _clear(J2, ka, anc, anc_n)
+        # Tracked orientations: world-frame error log(R_target Rᵀ); J = [0, I, ancestor axes].
+        for f in range(F):
+            w2 = frm_w[t, f] ** 2
+            k = P + S + Q + f
+            pj = pt_joint[k]
+            PR = rr if pj < 0 else R[pj]
+            _mm3(PR, pt_rot_j[k], ORI)
+            _mm3t(frm_rot[t, f], ORI, E)
+            _so3_log(E, e)
+            for a in range(3):
+                row[:] = 0.0
+                row[3 + a] = 1.0
+                for m in range(anc_n[k]):
+                    row[6 + anc[k, m]] = jaxis[anc[k, m], a]
+                _accumulate(Ht, gt, all_cols, n, row, w2, e[a])
+        # Floor: sole points (swing feet keep a margin; stance soles are held by their contact targets).
+        fw2 = floor_w * floor_w
+        for s in range(S):
+            k = P + s
+            margin = floor_margin if sole_check[t, s] else 0.0
+            z = pos[k, 2]
+            violated = z < margin
+            if sticky_on:
+                sticky_floor[t, s] = sticky_floor[t, s] or violated
+                violated = sticky_floor[t, s]
+            if violated:
+                res = max(margin - z, 0.0)
+                violation = max(violation, res)
+                _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
+                _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
+                _clear(J, k, anc, anc_n)
+        # Collision spheres stay above the floor too (hands, knees in a crawl).
+        for q in range(Q):
+            k = P + S + q
+            z = pos[k, 2]
+            violated = z < proxy_r[q]
+            if sticky_on:
+                sticky_proxy[t, q] = sticky_proxy[t, q] or violated
+                violated = sticky_proxy[t, q]
+            if violated:
+                res = max(proxy_r[q] - z, 0.0)
+                violation = max(violation, res)
+                _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
+                _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
+                _clear(J, k, anc, anc_n)
+        # Arm spheres pushed out of body spheres along the line of their centres.
+        cw2 = col_w * col_w
+        for c in range(pair_a.shape[0]):
+            ka, kb = P + S + pair_a[c], P + S + pair_b[c]
+            dx, dy, dz = pos[ka, 0] - pos[kb, 0], pos[ka, 1] - pos[kb, 1], pos[ka, 2] - pos[kb, 2]
+            dist = np.sqrt(dx * dx + dy * dy + dz * dz)
+            violated = dist < pair_clear[c]
+            if sticky_on:
+                sticky_col[t, c] = sticky_col[t, c] or violated
+                violated = sticky_col[t, c]
+            if not violated:
+                continue
+            res = max(pair_clear[c] - dist, 0.0)
+            violation = max(violation, res)
+            inv = 1.0 / max(dist, 1e-9)
+            nx, ny, nz = dx * inv, dy * inv, dz * inv
+            _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J)
+            _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J2)
+            for col in range(n):
+                row[col] = nx * (J[0, col] - J2[0, col]) + ny * (J[1, col] - J2[1, col]) + nz * (J[2, col] - J2[2, col])
+            _accumulate(Ht, gt, all_cols, n, row, cw2, res)
+            _clear(J, ka, anc, anc_n)
+            _clear(J2, kb, anc, anc_n)
+    return violation
