@@ -55,6 +55,8 @@ class SequenceIkConfig:
     """Scale of joint and root accelerations [m per rad/s²]: 4 rad/s² costs like 2 cm of error."""
     damping: float = 1e-4
     """Levenberg-Marquardt damping added to the normal equations."""
+    pin_limits: bool = True
+    """Re-solve a step with the joints that would cross a limit pinned there (instead of only clipping)."""
     max_step: float = 0.25
     """Largest change of any coordinate of a frame in one iteration [rad or m]; larger steps are scaled."""
     iterations: int = 5
@@ -249,7 +251,7 @@ class SequenceIK:
                 break
             x_smooth = np.concatenate([root_pos, np.zeros_like(root_pos), dof], axis=1)[:, self._smoothed]
             step = self._solve_banded(H, g, x_smooth, fps)
-            if self._pin_joints_to_limits(H, g, dof, step[:, 6:]):
+            if self.config.pin_limits and self._pin_joints_to_limits(H, g, dof, step[:, 6:]):
                 step = self._solve_banded(H, g, x_smooth, fps)
             # Trust region: Gauss-Newton steps are only valid near the linearisation point.
             largest = np.abs(step).max(axis=1, keepdims=True)
