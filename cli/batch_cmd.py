@@ -1,69 +1,159 @@
-"""`asap-retarget batch [DIR] -o OUTDIR`."""
+"""`asap-retarget batch [DIR] -o OUTDIR`: parallel, resumable retargeting of a folder of clips.
+
+Exit codes: 0 every clip ok; 3 the batch finished but some clips failed (listed in the manifest
+and by `asap-retarget summary`); 1 the batch could not run (bad folder, locked output, unknown
+robot); 2 usage error; 130 interrupted (rerun the same command to resume).
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
 
 DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "motions_raw"
 DEFAULT_BATCH_OUT = Path("asap_retarget_out")
+MAX_FAILURES_SHOWN = 20
+
+
+def _eta_text(event) -> str:
+    # Skipped clips finish instantly; estimate from the clips actually processed.
+    processed = event.finished - event.skipped
+    if processed == 0:
+        return "ETA -"
+    left_s = event.elapsed_s / processed * (event.total - event.finished)
+    return f"ETA {int(left_s // 60)}:{int(left_s % 60):02d}"
+
+
+class _Reporter:
+    """Live bar (default), one JSON line per clip (`--jsonl`), or nothing (`--quiet`)."""
+
+    def __init__(self, mode: str, total: int):
+        self.mode = mode
+        self.progress = Progress(
+            TextColumn("[bold]retarget"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("[red]{task.fields[failed]} failed[/] {task.fields[skipped]} skipped"),
+            TextColumn("{task.fields[fps]} frames/s"), TextColumn("{task.fields[eta]}"), TimeElapsedColumn(),
+            console=console, disable=mode != "bar",
+        )  # fmt: skip
+        self.task = self.progress.add_task("clips", total=total, failed=0, skipped=0, fps="-", eta="ETA -")
+
+    def __call__(self, event) -> None:
+        if self.mode == "jsonl":
+            row = {"event": "clip", "kind": event.kind, "finished": event.finished, "total": event.total}
+            row.update(event.record.to_json_dict())
+            print(json.dumps(row), flush=True)
+        elif self.mode == "bar":
+            fps = event.frames / event.elapsed_s if event.elapsed_s > 0 else 0.0
+            self.progress.update(
+                self.task, completed=event.finished, failed=event.failed, skipped=event.skipped,
+                fps=f"{fps:.0f}", eta=_eta_text(event),
+            )  # fmt: skip
+
+
+MAX_TABLE_ROWS = 60  # per-clip table for small batches; large ones: `asap-retarget summary`
+
+
+def _clip_table(records) -> Table:
+    """Per-clip figures: frames, rate, time, matched-point distance, and any stage verdicts."""
+    table = Table()
+    for col in ("clip", "status", "frames", "fps", "time [s]", "match err [mm]", "verdicts"):
+        table.add_column(col, justify="left" if col in ("clip", "status", "verdicts") else "right", no_wrap=col == "clip")
+    for r in records:
+        err = r.metrics.get("mean_match_error_mm") if r.ok else None
+        table.add_row(
+            r.clip, r.status, str(r.frames), f"{r.fps:g}", f"{r.seconds:.2f}",
+            "-" if err is None else f"{err:.1f}", "; ".join(v for v in r.verdicts.values()),
+        )  # fmt: skip
+    return table
 
 
 @click.command()
 @click.argument("source_dir", type=click.Path(path_type=Path), required=False)
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path), default=DEFAULT_BATCH_OUT, show_default=True,
-    help="Output folder: one .pkl per clip, motion_library.pkl, summary.json/.csv, config.json.",
+    help="Output folder: clips/*.pkl, records/*.json, motion_library.pkl, manifest.json/.csv, config.json.",
 )  # fmt: skip
 @robot_option
 @fps_option
 @body_model_option
-@click.option("--quiet", is_flag=True, help="No progress bar or table; only the final line.")
-def batch(source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, quiet: bool) -> None:
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Parallel workers [default: all cores].")
+@click.option(
+    "--executor", type=click.Choice(["process", "ray", "inline"]), default="process", show_default=True,
+    help="process: crash-isolated process pool; ray: Ray tasks (pip install 'asap-retarget[ray]'); inline: debugging.",
+)  # fmt: skip
+@click.option(
+    "--address", default=None, help="Ray cluster to join (with --executor ray), e.g. auto or ray://host:10001."
+)
+@click.option(
+    "--timeout", "timeout_s", type=click.FloatRange(min=0), default=900.0, show_default=True,
+    help="Per-clip time limit [s]; the clip fails and its worker is replaced. 0: no limit.",
+)  # fmt: skip
+@click.option("--force", is_flag=True, help="Redo every clip, even those already done with this config.")
+@click.option("--no-library", is_flag=True, help="Skip the combined motion_library.pkl.")
+@click.option(
+    "--stage", "stages", type=click.Choice(["filter", "eval"]), multiple=True,
+    help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
+    "'eval' (retargeting metrics against the source). Figures go to the manifest.",
+)  # fmt: skip
+@click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
+@click.option("--jsonl", is_flag=True, help="One JSON object per clip on stdout, then one for the batch.")
+def batch(
+    source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
+    executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
+    quiet: bool, jsonl: bool,
+) -> None:  # fmt: skip
     """Retarget every .npz under SOURCE_DIR (default: the bundled motions_raw/).
 
-    Exit code 0 when every clip succeeded, 1 when some failed (they are listed in the summary)."""
-    from retarget.batch import COMBINED_LIBRARY_NAME, SUMMARY_JSON, find_clips, run_batch
+    Reruns skip clips already done with the same source bytes and config and redo the rest, so a
+    killed batch resumes where it stopped. Exit code: 0 all clips ok, 3 some clips failed (see the
+    manifest or `asap-retarget summary OUTDIR`), 1 the batch could not run, 130 interrupted."""
+    from retarget.batch import EXIT_SOME_FAILED, BatchOptions, available_cores, find_clips, run_batch
+    from retarget.batch_stages import STAGES
 
+    if quiet and jsonl:
+        raise click.UsageError("--quiet and --jsonl are exclusive")
+    if address is not None and executor != "ray":
+        raise click.UsageError("--address needs --executor ray")
     source_dir = source_dir or DEFAULT_SOURCE_DIR
     config = make_config(robot, fps, body_model)
+    options = BatchOptions(
+        workers=workers or available_cores(), executor=executor, ray_address=address,
+        timeout_s=timeout_s or None, force=force, combined_library=not no_library,
+        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)),
+    )  # fmt: skip
     sources = find_clips(source_dir)
     if not sources:
         raise click.UsageError(f"no .npz clips under {source_dir}")
-    progress = Progress(
-        TextColumn("[bold]retarget"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
-        TimeRemainingColumn(), console=console, disable=quiet,
-    )  # fmt: skip
-    with progress:
-        task = progress.add_task("clips", total=len(sources), last="")
-        records = run_batch(
-            sources, output, config,
-            on_record=lambda r: progress.update(task, advance=1, last=f"{r.clip} {r.status}"),
-        )  # fmt: skip
-    failed = [r for r in records if r.status != "ok"]
-    if not quiet:
-        table = Table(title=f"{len(records)} clips from {source_dir}")
-        for col in ("clip", "status", "frames", "fps", "time [s]", "match err [mm]"):
-            table.add_column(col, justify="left" if col in ("clip", "status") else "right")
-        for r in records:
-            table.add_row(
-                r.clip, r.status, str(r.frames), f"{r.fps:g}", f"{r.seconds:.2f}",
-                "-" if r.status != "ok" else f"{r.mean_match_error_mm:.1f}",
-            )  # fmt: skip
-        console.print(table)
-        for r in failed:
-            err_console.print(f"[red]failed[/] {r.error}", highlight=False, soft_wrap=True)
-    ok = len(records) - len(failed)
-    console.print(
-        f"{ok}/{len(records)} clips retargeted; outputs in {output.resolve()} "
-        f"(library {COMBINED_LIBRARY_NAME}, summary {SUMMARY_JSON})",
-        soft_wrap=True,
+    reporter = _Reporter("quiet" if quiet else "jsonl" if jsonl else "bar", len(sources))
+    try:
+        with reporter.progress:
+            result = run_batch(sources, output, config, options, on_event=reporter)
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted; finished clips are kept in {output}; rerun the same command to resume")
+        sys.exit(130)
+    failed = result.failed
+    code = EXIT_SOME_FAILED if failed else 0
+    line = (
+        f"{len(result.records) - len(failed)}/{len(result.records)} clips ok ({result.processed} processed, "
+        f"{result.skipped} already done), {len(failed)} failed; outputs in {output.resolve()}"
     )
-    if failed:
-        sys.exit(1)
+    if jsonl:
+        print(json.dumps({"event": "batch", "clips": len(result.records), "failed": len(failed),
+                          "processed": result.processed, "skipped": result.skipped,
+                          "out_dir": str(output.resolve()), "exit_code": code}), flush=True)  # fmt: skip
+    else:
+        if not quiet and len(result.records) <= MAX_TABLE_ROWS:
+            console.print(_clip_table(result.records))
+        for record in failed[:MAX_FAILURES_SHOWN]:
+            err_console.print(f"[red]failed[/] {record.error.splitlines()[0]}", highlight=False, soft_wrap=True)
+        if len(failed) > MAX_FAILURES_SHOWN:
+            err_console.print(f"... and {len(failed) - MAX_FAILURES_SHOWN} more: asap-retarget summary {output}")
+        console.print(line, soft_wrap=True, highlight=False)
+    sys.exit(code)

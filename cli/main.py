@@ -35,9 +35,12 @@ def _register() -> None:
     from cli.eval_cmd import eval_
     from cli.filter_cmd import filter_
     from cli.inspect_cmd import inspect
+    from cli.render_cmd import render
+    from cli.report_cmd import report
     from cli.retarget_cmd import retarget
+    from cli.summary_cmd import summary
 
-    for command in (retarget, batch, inspect, eval_, convert, filter_):
+    for command in (retarget, batch, summary, inspect, eval_, convert, filter_, render, report):
         main.add_command(command)
 
 

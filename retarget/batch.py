@@ -1,161 +1,297 @@
-"""Retarget a folder of clips: one `.pkl` per clip, a combined library, and a summary.
+"""Retarget a folder of clips into per-clip `.pkl` files, a combined library and a manifest.
 
-Each clip is processed by :func:`process_clip`, a pure function of (source file, config)
-that writes its own output atomically and returns a :class:`ClipRecord`. A clip that fails
-becomes a record with its error; the other clips go on. The summary (JSON and CSV) and the
-resolved config are written beside the outputs.
+Output folder layout::
+
+    clips/<clip>.pkl        one-clip ASAP library per clip (ASAP's directory mode: point it here)
+    records/<clip>.json     per-clip record: source sha256, config digest, output sha256, metrics, error
+    motion_library.pkl      all ok clips in one library (optional), streamed, never all in memory
+    manifest.json / .csv    one row per source clip, in clip-name order, plus totals
+    config.json             the resolved config
+
+Every clip goes through :func:`retarget.batch_clip.retarget_clip` in an executor (process pool,
+Ray, or inline); only this driver writes files, each atomically, the `.pkl` before its record.
+A rerun skips a clip whose record is ok and current (same source bytes, config digest, code
+version and stages, intact `.pkl`) and redoes everything else, failed clips included; so a batch
+killed at any moment resumes without corrupt files and without redoing finished clips.
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import hashlib
 import json
+import os
 import time
-import traceback
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable
 
-from retarget.asap_pkl import motion_to_asap_dict, read_motion_library, write_motion_library, atomic_write
+from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
+from retarget.batch_library import (
+    COMBINED_LIBRARY_NAME,
+    MANIFEST_JSON,
+    build_combined_library,
+    read_manifest,
+    write_manifest,
+)
+from retarget.batch_pool import BatchError, InlineExecutor, ProcessExecutor
+from retarget.batch_record import (
+    CLIPS_DIR,
+    RECORDS_DIR,
+    ClipRecord,
+    RunIdentity,
+    file_sha256,
+    is_current,
+    read_record,
+    record_to_json,
+    write_atomic,
+)
 from retarget.config import RetargetConfig
-from retarget.errors import AsapRetargetError, MotionFileError
-from retarget.pipeline import retarget_file
+from retarget.errors import ConfigError, MotionFileError
 from robots.registry import load_robot_spec
 
-COMBINED_LIBRARY_NAME = "motion_library.pkl"
-SUMMARY_JSON = "summary.json"
-SUMMARY_CSV = "summary.csv"
+__all__ = [
+    "COMBINED_LIBRARY_NAME",
+    "CONFIG_JSON",
+    "EXECUTORS",
+    "EXIT_SOME_FAILED",
+    "MANIFEST_JSON",
+    "BatchError",
+    "BatchEvent",
+    "BatchOptions",
+    "BatchResult",
+    "ClipRecord",
+    "clip_names",
+    "find_clips",
+    "process_clip",
+    "run_batch",
+]  # fmt: skip
+
 CONFIG_JSON = "config.json"
+EXECUTORS = ("process", "ray", "inline")
+EXIT_SOME_FAILED = 3
+"""CLI exit code when the batch finished but at least one clip failed (1: the batch could not run)."""
+LOCK_NAME = ".batch.lock"
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
-class ClipRecord:
-    """One row of the batch summary."""
+class BatchOptions:
+    """How a batch runs (not what it computes: that is :class:`RetargetConfig` plus `stages`)."""
 
-    clip: str
-    source: str
-    source_sha256: str
-    output: str | None
-    status: str
-    """'ok' or 'failed'."""
-    frames: int = 0
-    fps: float = 0.0
-    duration_s: float = 0.0
-    seconds: float = 0.0
-    """Wall time spent on the clip [s]."""
-    mean_match_error_mm: float = float("nan")
-    """Mean distance of the matched robot points from their scaled human targets [mm]."""
-    max_match_error_mm: float = float("nan")
-    ik_iterations_mean: float = float("nan")
-    error: str | None = None
+    workers: int = field(default_factory=available_cores)
+    """Worker processes (process executor) or local Ray CPUs; default: all cores this process may use."""
+    executor: str = "process"
+    """'process' (spawned pool, crash-isolated), 'ray' (Ray tasks) or 'inline' (this process; debugging)."""
+    ray_address: str | None = None
+    """Existing Ray cluster to join (e.g. 'auto', 'ray://head:10001'); None starts a local one."""
+    timeout_s: float | None = 900.0
+    """Per-clip wall-time limit [s]; the clip fails and its worker is killed. None: no limit."""
+    force: bool = False
+    """Redo every clip even when its record is current."""
+    combined_library: bool = True
+    """Also write `motion_library.pkl` with every ok clip."""
+    stages: tuple[ClipStage, ...] = ()
+    """Extra per-clip stages (filters, evals) run after retargeting, in order; module-level functions."""
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ConfigError(f"executor must be one of {', '.join(EXECUTORS)}; found {self.executor!r}")
+        if self.workers < 1:
+            raise ConfigError(f"workers must be at least 1, found {self.workers}")
+        if self.timeout_s is not None and not self.timeout_s > 0:
+            raise ConfigError(f"timeout_s must be positive or None, found {self.timeout_s}")
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+@dataclass(frozen=True)
+class BatchEvent:
+    """Progress after one clip: `kind` is 'done' (processed now) or 'skipped' (already current)."""
+
+    kind: str
+    record: ClipRecord
+    total: int
+    finished: int
+    """Clips finished so far, skipped ones included."""
+    failed: int
+    skipped: int
+    frames: int
+    """Output frames of the clips processed (not skipped) so far in this run."""
+    elapsed_s: float
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    records: list[ClipRecord]
+    """One per source, in input order."""
+    processed: int
+    skipped: int
+    out_dir: Path
+    library: Path | None
+
+    @property
+    def failed(self) -> list[ClipRecord]:
+        return [r for r in self.records if not r.ok]
 
 
 def find_clips(source_dir: Path) -> list[Path]:
-    """All `.npz` clips under `source_dir`, sorted for a deterministic order."""
+    """Every `*.npz` under `source_dir`, sorted. Entries that are not readable files (a folder
+    named `x.npz`, a dangling link) are kept so the batch reports them instead of hiding them."""
+    source_dir = Path(source_dir)
     if not source_dir.is_dir():
         raise MotionFileError(source_dir, "is not a directory of .npz clips")
-    return sorted(p for p in source_dir.rglob("*.npz") if p.is_file())
+    found = []
+    for path in sorted(source_dir.rglob("*.npz")):
+        if path.is_dir() and any(path.rglob("*.npz")):
+            continue  # a folder that merely ends in .npz and holds clips: its clips are listed themselves
+        found.append(path)
+    return found
 
 
-def process_clip(source: Path, out_dir: Path, config: RetargetConfig) -> ClipRecord:
-    """Retarget one clip into `out_dir/<stem>.pkl`. Never raises for a bad clip."""
-    start = time.perf_counter()
-    try:
-        sha = file_sha256(source)
-    except OSError as exc:
-        sha = ""
-        return ClipRecord(source.stem, str(source), sha, None, "failed", error=f"{source}: cannot read ({exc})")
-    try:
-        result = retarget_file(source, config)
-        robot = load_robot_spec(config.robot)
-        output = out_dir / f"{source.stem}.pkl"
-        write_motion_library(output, {source.stem: motion_to_asap_dict(result.motion, robot)})
-        motion = result.motion
-        return ClipRecord(
-            clip=source.stem,
-            source=str(source),
-            source_sha256=sha,
-            output=str(output),
-            status="ok",
-            frames=motion.num_frames,
-            fps=motion.fps,
-            duration_s=(motion.num_frames - 1) / motion.fps,
-            seconds=time.perf_counter() - start,
-            mean_match_error_mm=result.mean_match_error_mm,
-            max_match_error_mm=float(result.match_error_m.max() * 1000.0),
-            ik_iterations_mean=float(result.ik_iterations.mean()),
-        )
-    except AsapRetargetError as exc:
-        message = str(exc)
-    except Exception as exc:  # a bug must not stop the batch; keep the trace for the report
-        message = f"{source}: internal error {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"
-    return ClipRecord(
-        source.stem, str(source), sha, None, "failed", seconds=time.perf_counter() - start, error=message
-    )
+def clip_names(sources: Sequence[Path]) -> list[str]:
+    """Names from the paths relative to the sources' common folder: `a/b.npz` -> `a__b`."""
+    if not sources:
+        return []
+    root = Path(os.path.commonpath([str(Path(s).absolute().parent) for s in sources]))
+    return ["__".join(Path(s).absolute().relative_to(root).with_suffix("").parts) for s in sources]
 
 
-def write_summary(out_dir: Path, records: list[ClipRecord], config: RetargetConfig) -> None:
-    rows = [dataclasses.asdict(r) for r in records]
-    payload = {
-        "config": config.to_dict(),
-        "config_sha256": config.digest(),
-        "clips": rows,
-        "totals": {
-            "clips": len(records),
-            "ok": sum(r.status == "ok" for r in records),
-            "failed": sum(r.status != "ok" for r in records),
-            "frames": sum(r.frames for r in records),
-        },
-    }
-    atomic_write(out_dir / SUMMARY_JSON, lambda tmp: tmp.write_text(json.dumps(payload, indent=2)))
-
-    def _csv(tmp: Path) -> None:
-        with open(tmp, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=[f.name for f in dataclasses.fields(ClipRecord)])
-            writer.writeheader()
-            writer.writerows(rows)
-
-    atomic_write(out_dir / SUMMARY_CSV, _csv)
-    atomic_write(
-        out_dir / CONFIG_JSON, lambda tmp: tmp.write_text(json.dumps(config.to_dict(), indent=2, sort_keys=True))
-    )
+def _commit(out_dir: Path, outcome: ClipOutcome) -> ClipRecord:
+    record = outcome.record
+    clip_path = out_dir / CLIPS_DIR / f"{record.clip}.pkl"
+    if outcome.pkl_bytes is not None:
+        write_atomic(clip_path, outcome.pkl_bytes)
+    else:
+        clip_path.unlink(missing_ok=True)  # a failed clip keeps no output from an older source
+    write_atomic(out_dir / RECORDS_DIR / f"{record.clip}.json", record_to_json(record))
+    return record
 
 
-def write_combined_library(out_dir: Path, records: Iterable[ClipRecord]) -> Path | None:
-    clips = {}
-    for record in records:
-        if record.status == "ok" and record.output:
-            clips.update(read_motion_library(record.output))
-    if not clips:
-        return None
-    return write_motion_library(out_dir / COMBINED_LIBRARY_NAME, clips)
+def process_clip(source: Path, out_dir: Path, config: RetargetConfig, name: str | None = None) -> ClipRecord:
+    """Retarget one clip in this process into `out_dir` (batch layout). Never raises for a bad clip."""
+    job = ClipJob(name or Path(source).stem, str(source), config, code_version())
+    return _commit(Path(out_dir), retarget_clip(job))
+
+
+class _BatchLock:
+    """One batch per output folder at a time (the lock dies with its process, even on SIGKILL)."""
+
+    def __init__(self, out_dir: Path):
+        self.path = out_dir / LOCK_NAME
+        self.fh = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # no flock on this platform: run unlocked
+            return self
+        self.fh = open(self.path, "a")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            self.fh.close()
+            raise BatchError(
+                f"{self.path.parent}: another batch is writing to this folder ({LOCK_NAME} is locked)"
+            ) from exc
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fh is not None:
+            self.fh.close()
+
+
+def _remove_stale_temp_files(out_dir: Path) -> None:
+    # `atomic_write` temp files (".<name>.<random>.tmp") left by a killed run; under the lock,
+    # nobody else can be writing them.
+    for folder in (out_dir, out_dir / CLIPS_DIR, out_dir / RECORDS_DIR):
+        if folder.is_dir():
+            for tmp in folder.glob(".*.tmp"):
+                tmp.unlink(missing_ok=True)
+
+
+def _executor(options: BatchOptions, config: RetargetConfig):
+    if options.executor == "inline":
+        return InlineExecutor()
+    if options.executor == "ray":
+        from retarget.batch_ray import RayExecutor
+
+        return RayExecutor(options.ray_address, options.workers, options.timeout_s)
+    return ProcessExecutor(options.workers, options.timeout_s, config)
 
 
 def run_batch(
-    sources: list[Path],
+    sources: Sequence[Path],
     out_dir: Path,
-    config: RetargetConfig,
-    on_record: Callable[[ClipRecord], None] | None = None,
-) -> list[ClipRecord]:
-    """Retarget every source clip; returns one record per clip in input order."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    config: RetargetConfig | None = None,
+    options: BatchOptions | None = None,
+    on_event: Callable[[BatchEvent], None] | None = None,
+) -> BatchResult:
+    """Retarget every source clip into `out_dir`, skipping clips already done with this config.
+
+    `config` defaults to `RetargetConfig()`, `options` to `BatchOptions()` (all cores, process pool)."""
+    config = RetargetConfig() if config is None else config
+    options = BatchOptions() if options is None else options
+    out_dir = Path(out_dir)
     load_robot_spec(config.robot)  # fail fast on an unknown robot, before any clip
-    records = []
-    for source in sources:
-        record = process_clip(source, out_dir, config)
-        records.append(record)
-        if on_record is not None:
-            on_record(record)
-    write_combined_library(out_dir, records)
-    write_summary(out_dir, records, config)
-    return records
+    sources = [Path(s) for s in sources]
+    names = clip_names(sources)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    identity = RunIdentity(config.digest(), code_version(), tuple(stage_name(s) for s in options.stages))
+    records: dict[int, ClipRecord] = {}  # by source index
+    index_of = {name: i for i, name in reversed(list(enumerate(names)))}  # first source of each name
+    counts = {"failed": 0, "skipped": 0, "frames": 0}
+    start = time.monotonic()
+
+    def emit(kind: str, index: int, record: ClipRecord) -> None:
+        records[index] = record
+        counts["failed"] += not record.ok
+        counts["skipped"] += kind == "skipped"
+        counts["frames"] += record.frames if kind == "done" else 0
+        if on_event is not None:
+            event = BatchEvent(kind, record, len(sources), len(records), counts["failed"], counts["skipped"],
+                               counts["frames"], time.monotonic() - start)  # fmt: skip
+            on_event(event)
+
+    def jobs() -> Iterator[ClipJob]:
+        for i, (source, name) in enumerate(zip(sources, names)):
+            job = ClipJob(name, str(source), config, identity.code_version, options.stages)
+            if index_of[name] != i:
+                first = sources[index_of[name]]
+                message = f"{source}: clip name {name!r} is already used by {first}; rename one of them"
+                emit("done", i, failed_outcome(job, message).record)
+                continue
+            try:  # never open a FIFO or folder here: the worker reports what it is
+                sha = file_sha256(source) if source.is_file() else ""
+            except OSError:
+                sha = ""  # the worker reports why it cannot be read
+            previous = read_record(out_dir / RECORDS_DIR / f"{name}.json")
+            if not options.force and is_current(previous, sha, identity, out_dir):
+                emit("skipped", i, replace(previous, source=str(source)))
+                continue
+            yield replace(job, source_sha256=sha)
+
+    with _BatchLock(out_dir):
+        _remove_stale_temp_files(out_dir)
+        config_text = json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n"
+        write_atomic(out_dir / CONFIG_JSON, config_text)
+        for outcome in _executor(options, config).map_unordered(jobs()):
+            emit("done", index_of[outcome.record.clip], _commit(out_dir, outcome))
+        in_order = [records[i] for i in range(len(sources))]
+        ordered = sorted(in_order, key=lambda r: r.clip)
+        previous_manifest = read_manifest(out_dir) or {}
+        library = None
+        if options.combined_library:
+            library = build_combined_library(out_dir, ordered, previous_manifest.get("library"))
+        header = {"config": config.to_dict(), "config_digest": identity.config_digest,
+                  "code_version": identity.code_version, "stages": list(identity.stages), "library": library}  # fmt: skip
+        write_manifest(out_dir, ordered, header)
+    return BatchResult(
+        records=in_order,
+        processed=len(records) - counts["skipped"],
+        skipped=counts["skipped"],
+        out_dir=out_dir,
+        library=None if library is None else out_dir / COMBINED_LIBRARY_NAME,
+    )

@@ -1,0 +1,58 @@
+"""`asap-retarget summary OUTDIR`: totals, failures and the worst clips of a batch."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+from rich.table import Table
+
+from cli.common import console
+
+
+@click.command()
+@click.argument("out_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option("--metric", default="mean_match_error_mm", show_default=True, help="Rank ok clips by this metric.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="How many worst clips.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
+def summary(out_dir: Path, metric: str, top: int, as_json: bool) -> None:
+    """Totals, failed clips with their reasons, and the worst clips by METRIC of a batch folder."""
+    from retarget.batch_summary import summarize_batch
+
+    s = summarize_batch(out_dir, metric, top)
+    if as_json:
+        payload = {
+            "out_dir": str(out_dir), "from_manifest": s.from_manifest, "totals": s.totals, "metric": s.metric,
+            "metric_mean": None if math.isnan(s.metric_mean) else s.metric_mean,
+            "worst": [{"clip": r.clip, metric: r.seconds if metric == "seconds" else r.metrics.get(metric)}
+                      for r in s.worst],
+            "failures": [{"clip": r.clip, "source": r.source, "error": r.error} for r in s.failures],
+        }  # fmt: skip
+        click.echo(json.dumps(payload, indent=1))
+        return
+    t = s.totals
+    if not s.from_manifest:
+        console.print("[yellow]no manifest (batch interrupted?): summarised from records/[/]")
+    console.print(
+        f"{t['clips']} clips: [green]{t['ok']} ok[/], [red]{t['failed']} failed[/]; {t['frames']} frames "
+        f"({t['duration_s']:.1f} s of motion) in {t['seconds']:.1f} s of worker time; "
+        f"mean {s.metric} {s.metric_mean:.3g}",
+        highlight=False,
+    )
+    if s.worst:
+        table = Table(title=f"worst {len(s.worst)} clips by {s.metric}")
+        for col in ("clip", s.metric, "frames", "fps", "time [s]"):
+            table.add_column(col, justify="left" if col == "clip" else "right")
+        for r in s.worst:
+            value = r.seconds if s.metric == "seconds" else r.metrics[s.metric]
+            table.add_row(r.clip, f"{value:.3g}", str(r.frames), f"{r.fps:g}", f"{r.seconds:.2f}")
+        console.print(table)
+    if s.failures:
+        table = Table(title=f"{len(s.failures)} failed clips")
+        table.add_column("clip")
+        table.add_column("reason", overflow="fold")
+        for r in s.failures:
+            table.add_row(r.clip, (r.error or "").splitlines()[0])
+        console.print(table)

@@ -1,0 +1,208 @@
+"""Run clip jobs in worker processes that may crash or hang without stopping the batch.
+
+`concurrent.futures.ProcessPoolExecutor` marks the whole pool broken when one worker dies and
+cannot stop a single hung task, so this pool keeps one pipe per worker and knows which clip each
+worker holds: a worker that dies (segfault, OOM kill, `os._exit`) fails only that clip, a clip past
+its timeout has its worker killed, and in both cases a fresh worker takes the slot.
+
+Workers are started with `spawn` (no forked copies of the driver's threads or locks) and warm
+up (model compiled, solver caches filled) before they report ready, so a clip's timeout never counts start-up.
+They exit when their pipe closes, which also happens when the driver is killed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+
+from retarget.batch_clip import ClipJob, ClipOutcome, failed_outcome, retarget_clip, warm_up
+from retarget.config import RetargetConfig
+from retarget.errors import AsapRetargetError
+
+MAX_START_FAILURES = 3
+"""Workers dying before their first clip this many times in a row means the pool cannot work."""
+_THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class BatchError(AsapRetargetError):
+    """The batch itself cannot run (not one clip's problem)."""
+
+
+def _worker_main(conn: Connection, config: RetargetConfig) -> None:
+    # Ctrl-C reaches the whole process group; the driver decides what stops and kills workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    warm_up(config)
+    try:
+        conn.send(("ready", None))
+    except OSError:
+        return
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):
+            return  # the driver closed the pipe or died
+        if job is None:
+            return
+        outcome = retarget_clip(job)
+        try:
+            conn.send(("done", outcome))
+        except OSError:
+            return
+
+
+@contextmanager
+def _single_threaded_env():
+    # One BLAS/OpenMP thread per worker: N workers on N cores, not N x N threads.
+    saved = {k: os.environ.get(k) for k in _THREAD_ENV}
+    for key in _THREAD_ENV:
+        os.environ.setdefault(key, "1")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+
+
+def _exit_description(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exited with code {exitcode}"
+
+
+@dataclass
+class _Slot:
+    process: mp.process.BaseProcess
+    conn: Connection
+    ready: bool = False
+    job: ClipJob | None = None
+    started_s: float = 0.0
+
+
+class ProcessExecutor:
+    """`workers` spawned processes; each clip gets `timeout_s` seconds (None: no limit)."""
+
+    def __init__(self, workers: int, timeout_s: float | None, config: RetargetConfig):
+        if workers < 1:
+            raise BatchError(f"workers must be at least 1, found {workers}")
+        self.workers = workers
+        self.timeout_s = timeout_s
+        self.config = config
+        self._ctx = mp.get_context("spawn")
+
+    def _start(self) -> _Slot:
+        parent, child = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(target=_worker_main, args=(child, self.config), daemon=True)
+        with _single_threaded_env():
+            process.start()
+        child.close()
+        return _Slot(process, parent)
+
+    @staticmethod
+    def _stop(slot: _Slot, kill: bool) -> None:
+        if kill and slot.process.is_alive():
+            slot.process.kill()
+        slot.conn.close()
+        slot.process.join(timeout=5)
+        if slot.process.is_alive():
+            slot.process.kill()
+            slot.process.join()
+
+    def map_unordered(self, jobs: Iterable[ClipJob]) -> Iterator[ClipOutcome]:
+        pending = iter(jobs)
+        exhausted = False
+        start_failures = 0
+        queued: deque[ClipJob] = deque()  # look-ahead: how many workers are worth starting
+        slots: list[_Slot] = []  # started lazily, so a batch with nothing to do starts none
+        try:
+            while True:
+                while not exhausted and len(queued) < self.workers:
+                    job = next(pending, None)
+                    if job is None:
+                        exhausted = True
+                    else:
+                        queued.append(job)
+                for slot in slots:
+                    if slot.ready and slot.job is None and queued:
+                        slot.job, slot.started_s = queued.popleft(), time.monotonic()
+                        slot.conn.send(slot.job)
+                busy = sum(s.job is not None for s in slots)
+                if not queued and busy == 0 and exhausted:
+                    return
+                while len(slots) < min(self.workers, busy + len(queued)):
+                    slots.append(self._start())
+                wait([s.conn for s in slots] + [s.process.sentinel for s in slots], timeout=self._wait_s(slots))
+                for slot in list(slots):
+                    outcome, dead = self._poll(slot)
+                    if dead:  # replaced lazily above, only if there is still work for it
+                        if not slot.ready:
+                            start_failures += 1
+                            if start_failures >= MAX_START_FAILURES:
+                                raise BatchError(
+                                    f"batch worker processes die on start ({_exit_description(slot.process.exitcode)}); "
+                                    "their error is printed above. Scripts that start a batch must be importable "
+                                    "files that guard their entry point with `if __name__ == '__main__':`"
+                                )
+                        self._stop(slot, kill=True)
+                        slots.remove(slot)
+                    elif slot.ready:
+                        start_failures = 0
+                    if outcome is not None:
+                        yield outcome
+        finally:
+            for slot in slots:  # idle workers exit on EOF; busy or still starting ones are killed
+                self._stop(slot, kill=slot.job is not None or not slot.ready)
+
+    def _wait_s(self, slots: list[_Slot]) -> float | None:
+        if self.timeout_s is None:
+            return None
+        now = time.monotonic()
+        left = [s.started_s + self.timeout_s - now for s in slots if s.job is not None]
+        return max(0.0, min(left)) + 0.01 if left else None
+
+    def _poll(self, slot: _Slot) -> tuple[ClipOutcome | None, bool]:
+        """(finished outcome or None, whether the slot's worker is dead or must be killed)."""
+        try:
+            if slot.conn.poll():
+                kind, outcome = slot.conn.recv()
+                if kind == "ready":
+                    slot.ready = True
+                    return None, False
+                slot.job = None
+                return outcome, False
+        except (EOFError, OSError):
+            pass  # the worker died; its sentinel says how below
+        if not slot.process.is_alive():
+            slot.process.join()
+            job, slot.job = slot.job, None
+            if job is None:
+                return None, True
+            how = _exit_description(slot.process.exitcode)
+            elapsed = time.monotonic() - slot.started_s
+            return failed_outcome(job, f"{job.source}: worker process {how} while retargeting this clip", elapsed), True
+        if slot.job is not None and self.timeout_s is not None:
+            elapsed = time.monotonic() - slot.started_s
+            if elapsed > self.timeout_s:
+                job, slot.job = slot.job, None
+                message = f"{job.source}: timed out after {self.timeout_s:g} s (worker killed)"
+                return failed_outcome(job, message, elapsed), True
+        return None, False
+
+
+class InlineExecutor:
+    """Clips one after another in this process: for debugging and profiling only (no crash
+    isolation, no timeout)."""
+
+    def map_unordered(self, jobs: Iterable[ClipJob]) -> Iterator[ClipOutcome]:
+        for job in jobs:
+            yield retarget_clip(job)

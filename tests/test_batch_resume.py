@@ -1,0 +1,86 @@
+"""SIGKILL a running batch at random moments, resume it, and get the uninterrupted run's bytes."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from test_batch_helpers import make_short_clips, output_bytes, without_times
+
+from retarget.batch import BatchOptions, find_clips, run_batch
+from retarget.batch_record import read_record
+from retarget.config import RetargetConfig
+
+KILLS = 3
+SEED = 20250501
+CLI = "import sys; from cli.main import main; sys.exit(main())"
+
+
+def _committed(out: Path) -> dict[str, tuple[int, int]]:
+    """Clips whose record says ok, with (inode, mtime) of their .pkl: these must never be rewritten."""
+    done = {}
+    for path in (out / "records").glob("*.json"):
+        record = read_record(path)
+        pkl = out / "clips" / f"{path.stem}.pkl"
+        if record is not None and record.ok and pkl.exists():
+            st = pkl.stat()
+            done[path.stem] = (st.st_ino, st.st_mtime_ns)
+    return done
+
+
+def _start(src: Path, out: Path) -> subprocess.Popen:
+    cmd = [sys.executable, "-c", CLI, "batch", str(src), "-o", str(out), "--workers", "2", "--quiet"]
+    cwd = Path(__file__).resolve().parent.parent
+    return subprocess.Popen(cmd, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def test_sigkilled_batch_resumes_to_identical_outputs(tmp_path):
+    src = tmp_path / "src"
+    make_short_clips(src, 10, frames=10)
+    reference = tmp_path / "reference"
+    run_batch(find_clips(src), reference, RetargetConfig(), BatchOptions(executor="inline"))
+
+    rng = random.Random(SEED)
+    out = tmp_path / "out"
+    kills = 0
+    progress: list[int] = []  # clips committed after each attempt
+    for attempt in range(3 * KILLS):
+        committed = _committed(out) if out.exists() else {}
+        target = rng.randint(len(committed), 10)  # kill once this many clips are done (10: in the final phase)
+        extra_s = rng.uniform(0.0, 0.4)
+        proc = _start(src, out)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if out.exists() and len(list((out / "records").glob("*.json"))) >= target:
+                break
+            time.sleep(0.02)
+        time.sleep(extra_s)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-whatever
+            kills += 1
+        proc.wait()
+        progress.append(len(_committed(out)) if out.exists() else 0)
+        # Whatever finished before is still there, untouched.
+        now = _committed(out)
+        assert all(now.get(name) == stamp for name, stamp in committed.items()), "a finished clip was redone"
+        if kills >= KILLS:
+            break
+    assert kills >= 2, "the batch finished before it could be killed; make the clips longer"
+    assert any(0 < n < 10 for n in progress), f"no kill landed mid-batch: {progress}"
+    print("clips committed after each killed run:", progress)
+
+    final = _start(src, out)
+    _, stderr = final.communicate(timeout=180)
+    assert final.returncode == 0, stderr.decode()
+    assert output_bytes(out) == output_bytes(reference)
+    assert len(output_bytes(out)) == 11
+    assert without_times(out / "manifest.json") == without_times(reference / "manifest.json")
+    for record in (reference / "records").glob("*.json"):
+        assert without_times(out / "records" / record.name) == without_times(record)
+    leftovers = [p for p in out.rglob(".*.tmp")]
+    assert leftovers == []
