@@ -31,16 +31,25 @@ def main() -> None:
 def _register() -> None:
     # One line per command module; each module defines a Click command named after its file.
     from cli.batch_cmd import batch
+    from cli.bench_log_cmd import bench_log
+    from cli.collect_cmd import collect
     from cli.convert_cmd import convert
+    from cli.delta_cmd import delta
     from cli.eval_cmd import eval_
+    from cli.eval_policy_cmd import eval_policy
+    from cli.export_policy_cmd import export_policy
     from cli.filter_cmd import filter_
     from cli.inspect_cmd import inspect
     from cli.render_cmd import render
     from cli.report_cmd import report
     from cli.retarget_cmd import retarget
     from cli.summary_cmd import summary
+    from cli.train_cmd import train
 
-    for command in (retarget, batch, summary, inspect, eval_, convert, filter_, render, report):
+    for command in (
+        retarget, batch, summary, inspect, eval_, filter_, convert, render, report,
+        train, eval_policy, export_policy, bench_log, collect, delta,
+    ):  # fmt: skip
         main.add_command(command)
 
 

@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("smplx")
+
+from conftest import smpl_clip  # noqa: E402
 import smplx  # noqa: E402
 import smplx.body_models  # noqa: E402
 import torch  # noqa: E402
@@ -26,7 +28,7 @@ from retarget.body_model import skeleton_from_body_model  # noqa: E402
 from retarget.errors import AsapRetargetError, BodyModelError  # noqa: E402
 from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics  # noqa: E402
 
-CLIP = Path(__file__).resolve().parents[2] / "shared/data/smpl_video/video_walk_level1_filter_amass.npz"
+CLIP = smpl_clip("walk_level1_filter")
 VERTS_PER_JOINT = 6
 EXT = {"smpl": "pkl", "smplh": "pkl", "smplx": "npz"}
 URL = {"smpl": "smpl.is.tue.mpg.de", "smplh": "mano.is.tue.mpg.de", "smplx": "smpl-x.is.tue.mpg.de"}
@@ -113,8 +115,6 @@ def test_subfolder_itself_is_accepted(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("model_type", ["smpl", "smplh", "smplx"])
 def test_fk_on_shaped_skeleton_matches_smplx(tmp_path: Path, model_type: str, monkeypatch) -> None:
-    if not CLIP.is_file():
-        pytest.skip(f"{CLIP} not available")
     path = write_model(tmp_path / model_type, model_type, "male", seed=3)
     betas = np.random.default_rng(1).normal(0, 2.0, 10)
     skel = skeleton_from_body_model(tmp_path, model_type, "male", betas)

@@ -1,0 +1,98 @@
+"""`asap-retarget delta fit-linear LOG.npz` (and the learned Δa: `delta fit`, `delta eval`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from cli.common import console
+
+
+@click.group()
+def delta() -> None:
+    """Delta action model (ASAP stage 2): fit the action the simulator misses to repeat the real robot."""
+
+
+@delta.command("fit-linear")
+@click.argument("log_path", metavar="LOG.npz", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="Write the coefficients and errors as JSON here.")
+@click.option("--max-iterations", type=click.IntRange(min=1), default=60, show_default=True,
+              help="Least-squares iterations.")
+def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None:  # fmt: skip
+    """Fit δ = a·(target − q) + b·dq per bench joint in the nominal simulator; exit 0 only if the error drops."""
+    from retarget.asap_pkl import atomic_write
+    from trainers.delta.linear_fit import LinearFitConfig, fit_linear_delta
+    from trainers.real.bench import read_bench_log
+
+    log = read_bench_log(log_path)
+    result = fit_linear_delta(log, LinearFitConfig(max_nfev=max_iterations))
+    d = result.delta
+    console.print(f"{'joint':<24} {'a':>8} {'b (s)':>9}")
+    for name, a, b in zip(d.joints, d.a, d.b):
+        console.print(f"{name:<24} {a:>8.4f} {b:>9.5f}")
+    console.print(f"sim × real tracking error: before {result.rms_before_deg:.2f}° → after {result.rms_after_deg:.2f}° "
+                  f"(RMS of joint positions; {result.replays} replays, {result.wall_s:.1f} s)")  # fmt: skip
+    if output is not None:
+        payload = {"log": str(log_path), "source": log.source, "joints": list(d.joints), "a": d.a.tolist(),
+                   "b_s": d.b.tolist(), "rms_before_deg": result.rms_before_deg,
+                   "rms_after_deg": result.rms_after_deg}  # fmt: skip
+        atomic_write(output, lambda tmp: tmp.write_text(json.dumps(payload, indent=2)))
+    if not result.rms_after_deg < result.rms_before_deg:
+        console.print("the fit did not reduce the error")
+        sys.exit(1)
+
+
+@delta.command("fit")
+@click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Delta model file (.pt).")
+@click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="ankles", show_default=True,
+              help="Joints Δa acts on (the paper's real-robot model: the ankles).")
+@click.option("--epochs", type=click.IntRange(min=1), default=1500, show_default=True)
+def fit(collection: Path, output: Path, joints: str, epochs: int) -> None:
+    """Learn π^Δ(s, a) from recorded transitions: per-transition Gauss–Newton labels, then an MLP."""
+    from trainers.delta.collection import read_collection
+    from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
+
+    trajs = list(read_collection(collection).values())
+    model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, epochs=epochs))
+    model.save(output)
+    console.print(f"wrote {output}: {stats['transitions']} transitions, label RMS {stats['label_rms_rad']:.4f} rad, "
+                  f"MLP fit RMS {stats['fit_rms_rad']:.4f} rad")  # fmt: skip
+
+
+@delta.command("eval")
+@click.argument("collection", metavar="HELDOUT.pkl", type=click.Path(path_type=Path))
+@click.option("--delta", "delta_path", type=click.Path(path_type=Path), default=None, help="Learned Δa (.pt).")
+@click.option("--analytic", "profile", default=None,
+              help="Also replay with the analytic soft-joint Δa of this profile (e.g. soft_ankles).")
+@click.option("--stride", type=click.IntRange(min=1), default=10, show_default=True, help="Frames between starts.")
+def eval_(collection: Path, delta_path: Path | None, profile: str | None, stride: int) -> None:
+    """Open-loop table: joint and body position errors at 0.25/0.5/1.0 s in the nominal sim, with and without Δa."""
+    from robots.registry import load_robot_spec
+    from trainers.delta.analytic import analytic_correction
+    from trainers.delta.collection import read_collection
+    from trainers.delta.learned import LearnedDelta
+    from trainers.delta.open_loop import format_table, open_loop_row
+    from trainers.real.profiles import get_profile
+
+    trajs = list(read_collection(collection).values())
+    rows = [open_loop_row("no Δa", trajs, None, stride)]
+    if delta_path is not None:
+        learned = LearnedDelta.load(delta_path)
+        rows.append(open_loop_row("learned Δa", trajs, learned.correction, stride))
+    if profile is not None:
+        prof, robot = get_profile(profile), load_robot_spec()
+        rows.append(open_loop_row("analytic Δa (policy rate)", trajs, lambda r: analytic_correction(prof, robot), stride))
+    console.print(format_table(rows), highlight=False)
+    if delta_path is not None and profile is not None:
+        from trainers.delta.analytic import stiffness_ratios
+        from trainers.delta.open_loop import analytic_gap
+
+        gap = analytic_gap(learned, stiffness_ratios(prof, robot), trajs, trajs[0].action_scale)
+        console.print(f"learned vs analytic Δa on its joints (action units): RMS gap {gap['gap_rms']:.3f} "
+                      f"= {100 * gap['gap_rms'] / max(gap['analytic_rms'], 1e-12):.0f}% of the analytic RMS "
+                      f"{gap['analytic_rms']:.3f}; correlation {gap['corr']:.2f}")  # fmt: skip

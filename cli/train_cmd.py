@@ -1,0 +1,76 @@
+"""`asap-retarget train track --motion LIB.pkl -o RUN/`."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import click
+
+from cli.common import console
+
+
+@click.group()
+def train() -> None:
+    """Train G1 policies in MuJoCo on motion libraries (ASAP stages 1 and 3)."""
+
+
+@train.command()
+@click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
+@click.option("--clip", default=None, help="Train on this clip only (default: every clip of the library).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Run folder (resumes if it has a checkpoint).",
+)
+@click.option("--iterations", type=click.IntRange(min=1), default=500, show_default=True, help="PPO iterations.")
+@click.option("--num-envs", type=click.IntRange(min=1), default=64, show_default=True, help="Parallel environments.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--threads", type=click.IntRange(min=0), default=2, show_default=True, help="MuJoCo threads (0: all CPUs)."
+)
+@click.option(
+    "--action-offset",
+    type=click.Choice(["reference_pose", "default_pose"]),
+    default="reference_pose",
+    show_default=True,
+    help="PD target = 0.25·a + this (default_pose is ASAP's).",
+)
+@click.option("--no-domain-rand", is_flag=True, help="Disable domain randomization.")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True)
+def track(motion: Path, clip: str | None, output: Path, iterations: int, num_envs: int, seed: int, threads: int,
+          action_offset: str, no_domain_rand: bool, checkpoint_every: int) -> None:  # fmt: skip
+    """Phase-based motion tracking (ASAP stage 1): train a policy to track the clips of a library."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from trainers.config import ActionOffset, TrackingEnvConfig
+    from trainers.train import train_track
+
+    cfg = TrackingEnvConfig()
+    cfg = dataclasses.replace(
+        cfg,
+        sim=dataclasses.replace(cfg.sim, num_threads=threads, action_offset=ActionOffset(action_offset)),
+        domain_rand=dataclasses.replace(cfg.domain_rand, enabled=not no_domain_rand),
+    )
+    columns = (TextColumn("[bold]track[/]"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[info]}"))  # fmt: skip
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("train", total=iterations, info="")
+
+        def show(row: dict) -> None:
+            info = (f"return {row['mean_episode_return']:.1f}  len {row['mean_episode_length']:.0f}  "
+                    f"drift≤{row['termination_distance_m']:.2f} m  {row['env_steps_per_s']:.0f} steps/s")  # fmt: skip
+            progress.update(task, advance=1, info=info)
+
+        result = train_track(motion, output, clip=clip, iterations=iterations, num_envs=num_envs, seed=seed,
+                             env_cfg=cfg, on_iteration=show, checkpoint_every=checkpoint_every)  # fmt: skip
+    last = result.rows[-1]
+    if result.resumed_from is not None:
+        console.print(f"resumed from {result.resumed_from}")
+    console.print(
+        f"{last['iteration']} iterations, {last['env_steps']} env steps in {last['wall_s']:.0f} s; "
+        f"mean episode return {last['mean_episode_return']:.1f}, length {last['mean_episode_length']:.0f} steps"
+    )
+    console.print(f"wrote {result.run_dir}/model_last.pt, learning_curve.csv, learning_curve.png, config.json")

@@ -1,0 +1,135 @@
+"""The collection file: rollouts on a "real" robot in ASAP's motion-library layout, plus what Δa needs.
+
+A joblib ``.pkl`` dict, one entry per recorded trajectory (key: ``<motion id>__<episode>``), each
+holding ASAP's six motion-library keys — so ASAP's loader and ours read it as a motion library —
+and the extra keys of stage 2. Frame t is the state the policy observed; ``action[t]`` is what it
+sent from there (it acts until frame t + 1; the last frame's action is recorded, its effect is not).
+
+==================  ==============  ==========================================================
+key                 shape / type    meaning
+==================  ==============  ==========================================================
+root_trans_offset   (T, 3) f32      pelvis position in the world [m]                (ASAP)
+pose_aa             (T, 1+D+3, 3)   root axis-angle, joint axis × angle             (ASAP)
+dof                 (T, D) f32      joint positions [rad]                           (ASAP)
+root_rot            (T, 4) f64      pelvis orientation, quaternion **xyzw**         (ASAP)
+smpl_joints         (T, 24, 3) f32  zeros (no human here)                           (ASAP)
+fps                 int / float     frame rate = policy rate [Hz] (50)              (ASAP)
+action              (T, D) f32      policy action sent at frame t (policy units, clipped)
+pd_target           (T, D) f32      PD target it produced, q* = action_scale·a + offset [rad]
+dof_vel             (T, D) f32      joint velocities [rad/s]
+root_lin_vel        (T, 3) f32      pelvis linear velocity, world frame [m/s]
+root_ang_vel        (T, 3) f32      pelvis angular velocity, world frame [rad/s]
+phase               (T,) f32        motion phase φ ∈ [0, 1] of the reference at frame t
+motion_id           str             the motion-library clip that was tracked
+action_scale        float           ``SimConfig.action_scale`` (Δa in actions = Δq* / this)
+source              str             ``"real:<profile>"`` or the lab's description of the robot
+==================  ==============  ==========================================================
+
+Written with :func:`retarget.asap_pkl.atomic_write` and joblib; read back through
+:func:`retarget.asap_pkl.read_motion_library` (the restricted unpickler) plus the checks below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+
+from retarget.asap_pkl import RobotMotion, atomic_write, motion_to_asap_dict, read_motion_library
+from retarget.errors import MotionFileError
+from retarget.rotations import quat_xyzw_to_wxyz
+from robots.registry import RobotSpec, load_robot_spec
+
+EXTRA_ARRAY_KEYS: dict[str, str] = {
+    "action": "TD", "pd_target": "TD", "dof_vel": "TD", "root_lin_vel": "T3", "root_ang_vel": "T3", "phase": "T",
+}  # fmt: skip
+EXTRA_SCALAR_KEYS: tuple[str, ...] = ("motion_id", "action_scale", "source")
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """One recorded trajectory in this package's conventions (wxyz, SI, world frame)."""
+
+    motion_id: str
+    fps: float
+    root_pos_w: np.ndarray
+    """(T, 3) [m]."""
+    root_quat_w: np.ndarray
+    """(T, 4) wxyz."""
+    root_lin_vel_w: np.ndarray
+    """(T, 3) [m/s]."""
+    root_ang_vel_w: np.ndarray
+    """(T, 3) [rad/s]."""
+    dof_pos: np.ndarray
+    """(T, D) [rad]."""
+    dof_vel: np.ndarray
+    """(T, D) [rad/s]."""
+    action: np.ndarray
+    """(T, D) policy units."""
+    pd_target: np.ndarray
+    """(T, D) [rad]."""
+    phase: np.ndarray
+    """(T,)."""
+    action_scale: float = 0.25
+    source: str = ""
+
+    @property
+    def num_frames(self) -> int:
+        return int(self.dof_pos.shape[0])
+
+
+def trajectory_to_clip(traj: Trajectory, robot: RobotSpec) -> dict[str, Any]:
+    motion = RobotMotion(traj.motion_id, traj.fps, traj.root_pos_w, traj.root_quat_w, traj.dof_pos,
+                         np.zeros((traj.num_frames, 24, 3)))  # fmt: skip
+    clip = motion_to_asap_dict(motion, robot)
+    clip.update(
+        action=traj.action.astype(np.float32), pd_target=traj.pd_target.astype(np.float32),
+        dof_vel=traj.dof_vel.astype(np.float32), root_lin_vel=traj.root_lin_vel_w.astype(np.float32),
+        root_ang_vel=traj.root_ang_vel_w.astype(np.float32), phase=traj.phase.astype(np.float32),
+        motion_id=str(traj.motion_id), action_scale=float(traj.action_scale), source=str(traj.source),
+    )  # fmt: skip
+    return clip
+
+
+def write_collection(path: str | Path, trajectories: dict[str, Trajectory], robot: RobotSpec | None = None) -> Path:
+    """Write trajectories (key → trajectory) atomically as one collection file."""
+    robot = load_robot_spec() if robot is None else robot
+    clips = {key: trajectory_to_clip(t, robot) for key, t in trajectories.items()}
+    path = Path(path)
+    atomic_write(path, lambda tmp: joblib.dump(clips, tmp))
+    return path
+
+
+def _clip_to_trajectory(path: Path, key: str, clip: dict[str, Any]) -> Trajectory:
+    missing = [k for k in (*EXTRA_ARRAY_KEYS, *EXTRA_SCALAR_KEYS) if k not in clip]
+    if missing:
+        raise MotionFileError(path, f"entry {key!r} is a motion clip, not a collection: missing keys {missing}")
+    dof = np.asarray(clip["dof"], dtype=np.float64)
+    num, num_dof = dof.shape
+    sizes = {"T": (num,), "TD": (num, num_dof), "T3": (num, 3)}
+    arrays = {}
+    for name, layout in EXTRA_ARRAY_KEYS.items():
+        arr = np.asarray(clip[name], dtype=np.float64)
+        if arr.shape != sizes[layout]:
+            raise MotionFileError(path, f"entry {key!r}: {name!r} has shape {arr.shape}, expected {sizes[layout]}")
+        if not np.isfinite(arr).all():
+            raise MotionFileError(path, f"entry {key!r}: {name!r} holds NaN or infinite values")
+        arrays[name] = arr
+    return Trajectory(
+        motion_id=str(clip["motion_id"]), fps=float(clip["fps"]),
+        root_pos_w=np.asarray(clip["root_trans_offset"], dtype=np.float64),
+        root_quat_w=quat_xyzw_to_wxyz(np.asarray(clip["root_rot"], dtype=np.float64)),
+        root_lin_vel_w=arrays["root_lin_vel"], root_ang_vel_w=arrays["root_ang_vel"], dof_pos=dof,
+        dof_vel=arrays["dof_vel"], action=arrays["action"], pd_target=arrays["pd_target"], phase=arrays["phase"],
+        action_scale=float(clip["action_scale"]), source=str(clip["source"]),
+    )  # fmt: skip
+
+
+def read_collection(path: str | Path) -> dict[str, Trajectory]:
+    """Read a collection file safely (restricted unpickler) and check the stage-2 keys."""
+    path = Path(path)
+    clips = read_motion_library(path)
+    return {key: _clip_to_trajectory(path, key, clip) for key, clip in clips.items()}

@@ -1,0 +1,199 @@
+"""The learned delta action π^Δ(s, a): a small MLP fitted to recorded "real" transitions.
+
+The paper trains π^Δ with PPO, resetting to recorded states and rewarding the match of the next
+states (action-norm penalty 0.1). Here the simulator is cheap to reset and its one-step response
+is smooth in the target, so the fit is done in two supervised stages instead:
+
+1. **Per-transition labels.** From each recorded state s_t, with the recorded target q*_t, find the
+   δ_t (on the chosen joints, PD-target units) that makes the nominal simulator's next joint
+   positions and velocities, and its pelvis pose and velocity, match the recorded s_{t+1} (the pelvis
+   terms matter: a stance ankle barely moves, its torque shows in how the whole body tips): Gauss–Newton on the one-step residual with
+   a finite-difference Jacobian (J + 1 simulated policy steps per iteration) and the paper's
+   action-norm penalty as a ridge term (weight 0.1 on Δa in action units).
+2. **Regression.** An MLP maps features of (s_t, a_t) to δ_t (MSE, Adam).
+
+Features: q* − q, q̇·0.05 on every joint, the base angular velocity (body frame) ·0.25 and projected
+gravity — ASAP's actor terms, plus the tracking error the PD acts on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from retarget.asap_pkl import atomic_write
+from retarget.errors import AsapRetargetError
+from retarget.rotations import quat_conj, quat_mul, quat_to_matrix, quat_to_rotvec
+from robots.registry import load_robot_spec
+from trainers.delta.collection import Trajectory
+from trainers.delta.replay import reset_to_frame
+from trainers.real.model import build_real_model
+from trainers.real.stepper import PdRobot
+
+JOINT_SETS: dict[str, tuple[str, ...]] = {
+    "ankles": ("ankle_pitch_joint", "ankle_roll_joint"),
+    "legs": ("hip_pitch_joint", "hip_roll_joint", "hip_yaw_joint", "knee_joint", "ankle_pitch_joint",
+             "ankle_roll_joint"),
+    "all": ("_joint",),
+}
+
+
+@dataclass(frozen=True)
+class LearnedDeltaConfig:
+    """How π^Δ is fitted."""
+
+    joints: str = "ankles"
+    """Joint subset Δa acts on: ankles (the paper's real-robot model), legs or all."""
+    action_norm_weight: float = 1e-6
+    """Ridge penalty w·‖δ‖² next to the squared one-step residual [rad²] in the labels: the action-norm
+    penalty's role (the paper's 0.1 weighs a reward sum, not this residual). A stance ankle's one-step
+    effect is small, so w must be too: 1e-3 shrank the ankle-pitch labels to 60 % of the analytic Δa;
+    1e-6 leaves them within 7–17 % and still settles directions the next state cannot see."""
+    gauss_newton_iters: int = 2
+    """Gauss–Newton iterations per transition label."""
+    fd_step_rad: float = 1e-3
+    """Finite-difference step of the one-step Jacobian [rad]."""
+    hidden: tuple[int, ...] = (128, 128)
+    """MLP hidden layers (ELU)."""
+    epochs: int = 1500
+    """Full-batch Adam steps."""
+    lr: float = 3e-3
+    """Adam learning rate."""
+    seed: int = 0
+    """Torch seed."""
+
+
+class DeltaModelError(AsapRetargetError):
+    """A delta-model file that cannot be used."""
+
+
+def joint_ids(subset: str, joint_names: tuple[str, ...]) -> np.ndarray:
+    if subset not in JOINT_SETS:
+        raise DeltaModelError(f"unknown joint subset {subset!r}; valid choices: {', '.join(JOINT_SETS)}")
+    return np.array([i for i, n in enumerate(joint_names) if n.endswith(JOINT_SETS[subset])])
+
+
+def features(target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
+             root_ang_vel_w: np.ndarray) -> np.ndarray:  # fmt: skip
+    """(F,) input of π^Δ for one state and target."""
+    rot = quat_to_matrix(root_quat_w)
+    return np.concatenate([target - q, 0.05 * qd, 0.25 * (rot.T @ root_ang_vel_w), rot.T @ np.array([0, 0, -1.0])])
+
+
+class DeltaMLP(torch.nn.Module):
+    def __init__(self, num_in: int, num_out: int, hidden: tuple[int, ...]):
+        super().__init__()
+        layers: list[torch.nn.Module] = []
+        for h in hidden:
+            layers += [torch.nn.Linear(num_in, h), torch.nn.ELU()]
+            num_in = h
+        self.net = torch.nn.Sequential(*layers, torch.nn.Linear(num_in, num_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+@dataclass
+class LearnedDelta:
+    """π^Δ: features → δ on ``joint_ids`` (PD-target units [rad]); Δa in actions = δ / action_scale."""
+
+    model: DeltaMLP
+    joint_ids: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    cfg: LearnedDeltaConfig
+
+    def delta_target(self, target, q, qd, root_quat_w, root_ang_vel_w) -> np.ndarray:
+        x = (features(target, q, qd, root_quat_w, root_ang_vel_w) - self.mean) / self.std
+        with torch.no_grad():
+            out = self.model(torch.as_tensor(x, dtype=torch.float32)[None])[0].numpy().astype(np.float64)
+        full = np.zeros_like(target)
+        full[self.joint_ids] = out
+        return full
+
+    def correction(self, robot: PdRobot):
+        """A :data:`~trainers.real.stepper.TargetCorrection` reading the base state from ``robot``."""
+        def delta(target, q, qd):
+            rot = quat_to_matrix(robot.root_quat_w)
+            return self.delta_target(target, q, qd, robot.root_quat_w, rot @ robot.root_ang_vel_b)
+        return delta
+
+    def save(self, path: str | Path) -> Path:
+        payload = {"model": self.model.state_dict(), "joint_ids": torch.as_tensor(self.joint_ids),
+                   "mean": torch.as_tensor(self.mean), "std": torch.as_tensor(self.std),
+                   "joints": self.cfg.joints, "hidden": list(self.cfg.hidden)}  # fmt: skip
+        atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
+        return Path(path)
+
+    @staticmethod
+    def load(path: str | Path) -> LearnedDelta:
+        try:
+            p = torch.load(path, weights_only=True)
+            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]))
+            model = DeltaMLP(len(p["mean"]), len(p["joint_ids"]), cfg.hidden)
+            model.load_state_dict(p["model"])
+        except Exception as exc:
+            raise DeltaModelError(f"{path}: not a delta model file ({exc})") from exc
+        return LearnedDelta(model.eval(), p["joint_ids"].numpy(), p["mean"].numpy(), p["std"].numpy(), cfg)
+
+
+def _state_vector(q, qd, root_pos_w, root_lin_vel_w, root_ang_vel_w) -> np.ndarray:
+    """Next-state terms the labels match, in comparable units: positions [rad], [m]; velocities × one policy step."""
+    return np.concatenate([q, 0.02 * qd, root_pos_w, 0.02 * root_lin_vel_w, 0.02 * root_ang_vel_w])
+
+
+def _one_step_residual(robot: PdRobot, traj: Trajectory, t: int, ids: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Nominal next state from frame t with target q*_t + δ (on ``ids``), minus the recorded frame t + 1."""
+    reset_to_frame(robot, traj, t)
+    target = traj.pd_target[t].copy()
+    target[ids] += delta
+    robot.step_policy(target)
+    ang_w = quat_to_matrix(robot.root_quat_w) @ robot.root_ang_vel_b
+    now = _state_vector(robot.dof_pos, robot.dof_vel, robot.root_pos_w, robot.root_lin_vel_w, ang_w)
+    goal = _state_vector(traj.dof_pos[t + 1], traj.dof_vel[t + 1], traj.root_pos_w[t + 1],
+                         traj.root_lin_vel_w[t + 1], traj.root_ang_vel_w[t + 1])  # fmt: skip
+    tilt = quat_to_rotvec(quat_mul(robot.root_quat_w, quat_conj(traj.root_quat_w[t + 1])))
+    return np.concatenate([now - goal, tilt])
+
+
+def transition_labels(trajs: list[Trajectory], cfg: LearnedDeltaConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(features (M, F), δ labels (M, J)) for every recorded transition t → t + 1."""
+    robot = PdRobot(build_real_model("nominal"))
+    ids = joint_ids(cfg.joints, load_robot_spec().joint_names)
+    eye, w, h = np.eye(ids.size), cfg.action_norm_weight, cfg.fd_step_rad
+    xs, ys = [], []
+    for traj in trajs:
+        for t in range(traj.num_frames - 1):
+            delta = np.zeros(ids.size)
+            for _ in range(cfg.gauss_newton_iters):
+                r0 = _one_step_residual(robot, traj, t, ids, delta)
+                jac = np.stack([(_one_step_residual(robot, traj, t, ids, delta + h * e) - r0) / h for e in eye], 1)
+                # Gauss–Newton step s of min ‖r0 + J·s‖² + w‖δ + s‖².
+                delta = delta + np.linalg.solve(jac.T @ jac + w * eye, -(jac.T @ r0) - w * delta)
+            xs.append(features(traj.pd_target[t], traj.dof_pos[t], traj.dof_vel[t], traj.root_quat_w[t],
+                               traj.root_ang_vel_w[t]))  # fmt: skip
+            ys.append(delta)
+    return np.array(xs), np.array(ys)
+
+
+def fit_learned_delta(trajs: list[Trajectory], cfg: LearnedDeltaConfig | None = None) -> tuple[LearnedDelta, dict]:
+    """Labels, then the MLP regression; returns the model and fit statistics."""
+    cfg = LearnedDeltaConfig() if cfg is None else cfg
+    x, y = transition_labels(trajs, cfg)
+    mean, std = x.mean(0), x.std(0) + 1e-6
+    torch.manual_seed(cfg.seed)
+    model = DeltaMLP(x.shape[1], y.shape[1], cfg.hidden)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    xt, yt = torch.as_tensor((x - mean) / std, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+    for _ in range(cfg.epochs):
+        loss = torch.mean((model(xt) - yt) ** 2)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    ids = joint_ids(cfg.joints, load_robot_spec().joint_names)
+    stats = {"transitions": len(x), "label_rms_rad": float(np.sqrt((y**2).mean())),
+             "fit_rms_rad": float(loss.detach().sqrt())}  # fmt: skip
+    return LearnedDelta(model.eval(), ids, mean, std, cfg), stats

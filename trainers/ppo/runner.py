@@ -1,0 +1,142 @@
+"""On-policy runner: rollouts, updates, learning-curve log, checkpoints and resume."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from retarget.asap_pkl import atomic_write
+from trainers.ppo.actor_critic import ActorCritic
+from trainers.ppo.algorithm import PPO
+from trainers.ppo.config import PPOConfig
+from trainers.ppo.storage import RolloutStorage
+from trainers.vecenv import VecEnv
+
+CURVE_FIELDS = (
+    "iteration", "env_steps", "wall_s", "env_steps_per_s", "mean_step_reward", "mean_episode_return",
+    "mean_episode_length", "surrogate_loss", "value_loss", "kl", "learning_rate", "action_std",
+    "termination_distance_m", "penalty_scale",
+)  # fmt: skip
+
+
+class OnPolicyRunner:
+    def __init__(self, env: VecEnv, cfg: PPOConfig, run_dir: str | Path | None = None, meta: dict | None = None):
+        self.env, self.cfg = env, cfg
+        torch.set_num_threads(cfg.torch_threads)
+        self.run_dir = None if run_dir is None else Path(run_dir)
+        self.meta = meta or {}
+        self.policy = ActorCritic(env.num_obs, env.num_privileged_obs, env.num_actions, cfg.actor_hidden,
+                                  cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
+        storage = RolloutStorage(cfg.num_steps_per_env, env.num_envs, env.num_obs, env.num_privileged_obs,
+                                 env.num_actions)  # fmt: skip
+        self.alg = PPO(self.policy, cfg, storage)
+        self.iteration = 0
+        self.env_steps = 0
+        self.wall_s = 0.0
+        self.returns: deque[float] = deque(maxlen=200)
+        self.lengths: deque[float] = deque(maxlen=200)
+
+    def learn(self, num_iterations: int, on_iteration: Callable[[dict], None] | None = None,
+              checkpoint_every: int = 50) -> list[dict]:  # fmt: skip
+        env, cfg = self.env, self.cfg
+        obs, extras = env.get_observations()
+        critic_obs = extras["observations"]["critic"]
+        ep_return = torch.zeros(env.num_envs)
+        ep_length = torch.zeros(env.num_envs)
+        rows = []
+        for _ in range(num_iterations):
+            start = time.perf_counter()
+            reward_sum = 0.0
+            episode_terms: dict[str, list[float]] = {}
+            self.policy.train()
+            for _ in range(cfg.num_steps_per_env):
+                actions = self.alg.act(obs, critic_obs)
+                obs, rewards, dones, extras = env.step(actions)
+                critic_obs = extras["observations"]["critic"]
+                self.alg.process_step(rewards, dones, extras["time_outs"])
+                reward_sum += float(rewards.mean())
+                ep_return += rewards
+                ep_length += 1
+                for key, value in extras.get("episode", {}).items():
+                    episode_terms.setdefault(key, []).append(value)
+                ended = dones.nonzero().flatten()
+                self.returns.extend(ep_return[ended].tolist())
+                self.lengths.extend(ep_length[ended].tolist())
+                ep_return[ended] = 0.0
+                ep_length[ended] = 0.0
+            self.alg.finish_rollout(critic_obs)
+            stats = self.alg.update()
+            if hasattr(env, "update_curricula"):
+                env.update_curricula()
+            elapsed = time.perf_counter() - start
+            self.iteration += 1
+            self.env_steps += cfg.num_steps_per_env * env.num_envs
+            self.wall_s += elapsed
+            row = {
+                "iteration": self.iteration, "env_steps": self.env_steps, "wall_s": round(self.wall_s, 2),
+                "env_steps_per_s": round(cfg.num_steps_per_env * env.num_envs / elapsed, 1),
+                "mean_step_reward": reward_sum / cfg.num_steps_per_env,
+                "mean_episode_return": float(np.mean(self.returns)) if self.returns else float("nan"),
+                "mean_episode_length": float(np.mean(self.lengths)) if self.lengths else float("nan"),
+                "surrogate_loss": stats.surrogate_loss, "value_loss": stats.value_loss, "kl": stats.kl,
+                "learning_rate": stats.learning_rate, "action_std": stats.action_std,
+                "termination_distance_m": getattr(env, "termination_distance_m", float("nan")),
+                "penalty_scale": getattr(env, "penalty_scale", float("nan")),
+            }  # fmt: skip
+            row["episode_terms"] = {k: float(np.mean(v)) for k, v in sorted(episode_terms.items())}
+            rows.append(row)
+            if self.run_dir is not None:
+                self._append_curve(row)
+                self._append_terms(row)
+                if self.iteration % checkpoint_every == 0:
+                    self.save(self.run_dir / f"model_{self.iteration}.pt")
+            if on_iteration is not None:
+                on_iteration(row)
+        if self.run_dir is not None:
+            self.save(self.run_dir / "model_last.pt")
+        return rows
+
+    def _append_terms(self, row: dict) -> None:
+        """Per-term episode sums (mean over the episodes that ended), one JSON line per iteration."""
+        with (self.run_dir / "episode_terms.jsonl").open("a") as f:
+            f.write(json.dumps({"iteration": row["iteration"], **row["episode_terms"]}) + "\n")
+
+    def _append_curve(self, row: dict) -> None:
+        path = self.run_dir / "learning_curve.csv"
+        new = not path.exists()
+        with path.open("a", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+            if new:
+                writer.writeheader()
+            writer.writerow({k: row[k] for k in CURVE_FIELDS})
+
+    def save(self, path: str | Path) -> None:
+        payload = {
+            "model": self.policy.state_dict(), "optimizer": self.alg.optimizer.state_dict(),
+            "iteration": self.iteration, "env_steps": self.env_steps, "wall_s": self.wall_s,
+            "learning_rate": self.alg.learning_rate,
+            "penalty_scale": float(getattr(self.env, "penalty_scale", 1.0)),
+            "termination_distance_m": float(getattr(self.env, "termination_distance_m", 0.0)),
+            "num_obs": self.env.num_obs, "num_privileged_obs": self.env.num_privileged_obs,
+            "num_actions": self.env.num_actions, "meta": self.meta,
+        }  # fmt: skip
+        atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
+
+    def load(self, path: str | Path) -> dict:
+        """Resume: weights, optimizer, counters and curricula (weights-only unpickling)."""
+        payload = torch.load(path, weights_only=True)
+        self.policy.load_state_dict(payload["model"])
+        self.alg.optimizer.load_state_dict(payload["optimizer"])
+        self.iteration, self.env_steps, self.wall_s = payload["iteration"], payload["env_steps"], payload["wall_s"]
+        self.alg.learning_rate = payload["learning_rate"]
+        if hasattr(self.env, "penalty_scale"):
+            self.env.penalty_scale = payload["penalty_scale"]
+            self.env.termination_distance_m = payload["termination_distance_m"]
+        return payload

@@ -1,0 +1,70 @@
+"""The nominal PD-controlled G1 as an editable spec, on the floor or hung from a gantry, and "real" copies of it.
+
+:func:`build_pd_spec` returns the training simulator's :class:`mujoco.MjSpec`
+(:func:`trainers.sim_model.build_training_spec`) so a profile can edit it before compiling.
+
+Actuator delay uses MuJoCo's own control history (``actuator.delay``), so a "real" model with a
+delay runs unchanged in any stepping code — the tracking environment's batch included. The delay
+is set to (n − ½)·dt rather than n·dt: with n·dt the history lookup sits exactly on a sample
+time and floating-point drift of ``data.time`` makes it flip between n and n + 1 steps (measured:
+half of 20 000 steps); half a step short, it reads the sample of exactly n steps ago every time.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from robots.registry import load_robot_spec
+from trainers.config import SimConfig
+from trainers.sim_model import GANTRY_HEIGHT_M, build_training_spec  # noqa: F401  (re-exported)
+from trainers.real.profiles import RealProfile, get_profile
+
+TORSO_LINK = "torso_link"
+
+
+def build_pd_spec(sim: SimConfig | None = None, fixed_base: bool = False) -> mujoco.MjSpec:
+    """The nominal G1 with PD position actuators, editable (see :func:`trainers.sim_model.build_training_spec`)."""
+    return build_training_spec(sim, fixed_base)
+
+
+def apply_profile(spec: mujoco.MjSpec, profile: RealProfile, sim: SimConfig | None = None) -> mujoco.MjSpec:
+    """Edit a spec from :func:`build_pd_spec` in place into the "real" robot ``profile`` describes."""
+    sim = SimConfig() if sim is None else sim
+    robot = load_robot_spec(sim.robot)
+    for name, kp, kd, effort in zip(robot.joint_names, robot.kp, robot.kd, robot.effort_limit_nm):
+        act = spec.actuator(name)
+        kp_real, kd_real = kp * profile.kp_multiplier(name), kd * profile.kd_multiplier(name)
+        # Position actuator: force = gain·ctrl + bias1·q + bias2·q̇ with gain = Kp, bias = (0, −Kp, −Kd).
+        act.gainprm = [float(kp_real)] + [0.0] * 9
+        act.biasprm = [0.0, -float(kp_real), -float(kd_real)] + [0.0] * 7
+        act.forcerange = [-float(effort) * profile.effort_limit_scale, float(effort) * profile.effort_limit_scale]
+        if profile.delay_physics_steps > 0:
+            act.delay = (profile.delay_physics_steps - 0.5) * sim.physics_dt_s
+            act.nsample = profile.delay_physics_steps + 1
+        joint = spec.joint(name)
+        joint.frictionloss = joint.frictionloss + profile.frictionloss_nm
+        joint.damping = joint.damping + profile.damping_nms
+    if profile.torso_mass_offset_kg:
+        torso = spec.body(TORSO_LINK)
+        torso.mass = torso.mass + profile.torso_mass_offset_kg
+    return spec
+
+
+def build_real_model(profile: RealProfile | str = "nominal", sim: SimConfig | None = None,
+                     fixed_base: bool = False) -> mujoco.MjModel:  # fmt: skip
+    """A freshly compiled "real" G1 (``"nominal"``: the training simulator, fixed base optional)."""
+    spec = build_pd_spec(sim, fixed_base)
+    return apply_profile(spec, get_profile(profile), sim).compile()
+
+
+def fill_target_history(model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray) -> None:
+    """Make delayed actuators behave as if ``targets`` (one per actuator) had been held forever.
+
+    Without this, a reset leaves zeros in the history and a delayed robot would be pulled toward
+    q = 0 for its first ``delay`` steps.
+    """
+    for i in range(model.nu):
+        nsample = int(model.actuator_history[i, 0])
+        if nsample > 0:
+            mujoco.mj_initCtrlHistory(model, data, i, None, np.full((nsample, 1), float(targets[i])))

@@ -1,0 +1,88 @@
+"""``train_track``: ASAP stage 1 on a motion library, writing a self-describing run folder.
+
+RUN/ holds ``config.json`` (the resolved configs, the library path and clip), ``learning_curve.csv``
+(one row per iteration) and ``learning_curve.png``, ``model_<iteration>.pt`` checkpoints and
+``model_last.pt``. Training again into a folder with a checkpoint resumes from it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from retarget.asap_pkl import atomic_write
+from robots.registry import load_robot_spec
+from trainers.config import TrackingEnvConfig, to_jsonable
+from trainers.env import TrackingEnv
+from trainers.ppo.config import PPOConfig
+from trainers.ppo.runner import OnPolicyRunner
+from trainers.reference import load_references
+from trainers.sim_model import build_training_model
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training call did."""
+
+    run_dir: Path
+    rows: list[dict]
+    """Learning-curve rows of this call's iterations."""
+    resumed_from: Path | None
+    """Checkpoint resumed from, if any."""
+
+
+def train_track(
+    library: str | Path, run_dir: str | Path, clip: str | None = None, iterations: int = 100, num_envs: int = 64,
+    seed: int = 0, env_cfg: TrackingEnvConfig | None = None, ppo_cfg: PPOConfig | None = None,
+    on_iteration: Callable[[dict], None] | None = None, checkpoint_every: int = 50,
+) -> TrainResult:  # fmt: skip
+    """Train a tracking policy on ``library`` (or one ``clip`` of it) for ``iterations`` PPO iterations."""
+    env_cfg = TrackingEnvConfig() if env_cfg is None else env_cfg
+    ppo_cfg = PPOConfig() if ppo_cfg is None else ppo_cfg
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    model = build_training_model(env_cfg.sim)
+    refs = load_references(library, model, load_robot_spec(env_cfg.sim.robot), clip)
+    env = TrackingEnv(refs, num_envs, env_cfg, seed=seed, model=model)
+    config = {
+        "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
+        "num_envs": num_envs, "seed": seed, "env": to_jsonable(env_cfg), "ppo": to_jsonable(ppo_cfg),
+    }  # fmt: skip
+    atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
+    runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"]})
+    resumed = run_dir / "model_last.pt" if (run_dir / "model_last.pt").exists() else None
+    if resumed is not None:
+        runner.load(resumed)
+    rows = runner.learn(iterations, on_iteration=on_iteration, checkpoint_every=checkpoint_every)
+    plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
+    return TrainResult(run_dir, rows, resumed)
+
+
+def plot_learning_curve(csv_path: Path, png_path: Path) -> Path | None:
+    """Episode return, length and step reward against env steps (skipped without matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    data = np.genfromtxt(csv_path, delimiter=",", names=True)
+    data = np.atleast_1d(data)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.5))
+    for ax, key in zip(axes, ("mean_episode_return", "mean_episode_length", "mean_step_reward")):
+        ax.plot(data["env_steps"], data[key])
+        ax.set_xlabel("env steps")
+        ax.set_title(key)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    atomic_write(png_path, lambda tmp: fig.savefig(tmp, format="png", dpi=90))
+    plt.close(fig)
+    return png_path
