@@ -40,6 +40,7 @@ def _register() -> None:
     from cli.export_policy_cmd import export_policy
     from cli.filter_cmd import filter_
     from cli.inspect_cmd import inspect
+    from cli.loop_cmd import loop
     from cli.render_cmd import render
     from cli.report_cmd import report
     from cli.retarget_cmd import retarget
@@ -48,7 +49,7 @@ def _register() -> None:
 
     for command in (
         retarget, batch, summary, inspect, eval_, filter_, convert, render, report,
-        train, eval_policy, export_policy, bench_log, collect, delta,
+        train, eval_policy, export_policy, bench_log, collect, delta, loop,
     ):  # fmt: skip
         main.add_command(command)
 

@@ -11,20 +11,34 @@ from cli.common import body_model_option, console, fps_option, make_config, robo
 
 @click.command()
 @click.argument("clip", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Output .pkl path.")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path), required=True,
+    help="Output file; the format follows the extension (.pkl ASAP, .npz BeyondMimic, .csv) unless --format.",
+)  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(["asap", "beyondmimic", "csv", "gmr"]), default=None,
+    help="Output format (see `asap-retarget convert`); written at --fps.",
+)
+@click.option(
+    "--quat-order", type=click.Choice(["xyzw", "wxyz"]), default=None,
+    help="CSV only: root quaternion order (default xyzw, Unitree style).",
+)
 @robot_option
 @fps_option
 @body_model_option
-def retarget(clip: Path, output: Path, robot: str, fps: float, body_model: Path | None) -> None:
-    """Retarget one AMASS-layout CLIP (.npz) into an ASAP .pkl."""
-    from retarget.asap_pkl import motion_to_asap_dict, write_motion_library
+def retarget(
+    clip: Path, output: Path, fmt: str | None, quat_order: str | None, robot: str, fps: float, body_model: Path | None
+) -> None:
+    """Retarget one AMASS-layout CLIP (.npz) into an ASAP .pkl (or another robot motion format)."""
+    from retarget.formats import FormatOptions, output_format, write_motion
     from retarget.pipeline import retarget_file
     from robots.registry import load_robot_spec
 
     config = make_config(robot, fps, body_model)
     spec = load_robot_spec(robot)
+    output_format(output, fmt)  # an unusable extension fails before the work, not after
     result = retarget_file(clip, config)
-    write_motion_library(output, {result.motion.name: motion_to_asap_dict(result.motion, spec)})
+    write_motion(output, result.motion, spec, fmt, FormatOptions(quat_order=quat_order))
     m = result.motion
     console.print(
         f"{m.name}: {m.num_frames} frames at {m.fps:g} Hz (source {result.source_fps:g} Hz), "

@@ -1,4 +1,4 @@
-"""`asap-retarget train track --motion LIB.pkl -o RUN/`."""
+"""`asap-retarget train track --motion LIB.pkl -o RUN/` and `train finetune --policy RUN --delta DELTA`."""
 
 from __future__ import annotations
 
@@ -74,3 +74,30 @@ def track(motion: Path, clip: str | None, output: Path, iterations: int, num_env
         f"mean episode return {last['mean_episode_return']:.1f}, length {last['mean_episode_length']:.0f} steps"
     )
     console.print(f"wrote {result.run_dir}/model_last.pt, learning_curve.csv, learning_curve.png, config.json")
+
+
+@train.command()
+@click.option("--policy", "policy_run", type=click.Path(path_type=Path), required=True,
+              help="Pre-trained run folder (or checkpoint) to start from.")
+@click.option("--delta", default=None, help="Frozen Δa: DELTA.pt, analytic:PROFILE or constant:VALUE (--sim delta).")
+@click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
+@click.option("--clip", default=None, help="Fine-tune on this clip only.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="New run folder (resumes).")
+@click.option("--sim", type=click.Choice(["delta", "nominal", "real"]), default="delta", show_default=True,
+              help="delta: nominal + Δa (ASAP); nominal: Continued; real: Oracle (needs --real).")
+@click.option("--real", "real_profile", default=None, help="\"Real\" profile for --sim real.")
+@click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
+@click.option("--num-envs", type=click.IntRange(min=1), default=None, help="Default: the pre-trained run's.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--threads", type=click.IntRange(min=0), default=2, show_default=True, help="MuJoCo threads.")
+def finetune(policy_run: Path, delta: str | None, motion: Path, clip: str | None, output: Path, sim: str,
+             real_profile: str | None, iterations: int, num_envs: int | None, seed: int, threads: int) -> None:  # fmt: skip
+    """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""
+    from trainers.finetune.finetune import finetune_policy
+
+    res = finetune_policy(policy_run, motion, output, delta=delta, sim=sim, real_profile=real_profile, clip=clip,
+                          iterations=iterations, num_envs=num_envs, seed=seed, num_threads=threads,
+                          on_iteration=lambda r: console.print(
+                              f"iteration {r['iteration']}: return {r['mean_episode_return']:.2f}", highlight=False))  # fmt: skip
+    done = res.rows[-1]["iteration"] if res.rows else res.start_iteration
+    console.print(f"fine-tuned ({sim}) from iteration {res.start_iteration} to {done}; wrote {output}/model_last.pt")

@@ -98,3 +98,18 @@ def test_console_script_default_batch_on_motions_raw(tmp_path):
     assert "walk_level1" in proc.stdout and "squat_level1" in proc.stdout  # per-clip figures are printed
     library = read_motion_library(out / "motion_library.pkl")
     assert len(library) == len(list((REPO / "motions_raw").glob("*.npz"))) == 6
+
+
+def test_retarget_writes_other_formats(tmp_path):
+    from retarget.formats import read_motions
+
+    clip = str(smpl_clip("kick_level1_filter"))
+    pkl, npz = tmp_path / "kick.pkl", tmp_path / "kick.npz"
+    assert CliRunner().invoke(main, ["retarget", clip, "-o", str(pkl)]).exit_code == 0
+    result = CliRunner().invoke(main, ["retarget", clip, "-o", str(npz), "--format", "beyondmimic"])
+    assert result.exit_code == 0, result.output
+    (asap,), (bm,) = read_motions(pkl), read_motions(npz)
+    np.testing.assert_allclose(bm.motion.dof_pos, asap.motion.dof_pos, atol=1e-6)
+    np.testing.assert_allclose(bm.motion.root_pos_w, asap.motion.root_pos_w, atol=1e-6)
+    bad = CliRunner().invoke(main, ["retarget", clip, "-o", str(tmp_path / "kick.txt")])
+    assert bad.exit_code == 1 and "kick.txt" in bad.output and not (tmp_path / "kick.txt").exists()

@@ -1,0 +1,39 @@
+"""`asap-retarget loop --motion LIB.pkl --clip NAME --real PROFILE -o RUN/`: ASAP's stages in one command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cli.common import console
+
+
+@click.command()
+@click.option("--motion", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
+              help="Motion library (.pkl).")
+@click.option("--clip", required=True, help="Clip of the library to train, collect and evaluate on.")
+@click.option("--real", "profile", required=True, help="The \"real\" G1 profile (e.g. soft_ankles_delay).")
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Run folder (resumable).")
+@click.option("--pretrain-iterations", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--finetune-iterations", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--num-envs", type=click.IntRange(min=1), default=32, show_default=True)
+@click.option("--episodes", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Rollouts in the real profile to fit Δa.")
+@click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="ankles", show_default=True,
+              help="Joints Δa acts on.")
+@click.option("--epochs", type=click.IntRange(min=1), default=500, show_default=True, help="Δa MLP Adam steps.")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--threads", type=click.IntRange(min=0), default=1, show_default=True, help="MuJoCo threads.")
+def loop(motion: Path, clip: str, profile: str, output: Path, pretrain_iterations: int, finetune_iterations: int,
+         num_envs: int, episodes: int, joints: str, epochs: int, eval_episodes: int, seed: int, threads: int) -> None:  # fmt: skip
+    """Pre-train → collect in the real profile → fit Δa → fine-tune with Δa → evaluate Vanilla vs ASAP."""
+    from trainers.finetune.loop import LoopConfig, format_evaluation, run_loop
+
+    cfg = LoopConfig(pretrain_iterations=pretrain_iterations, finetune_iterations=finetune_iterations,
+                     num_envs=num_envs, collect_episodes=episodes, delta_joints=joints, delta_epochs=epochs,
+                     eval_episodes=eval_episodes, seed=seed, num_threads=threads)  # fmt: skip
+    evaluation = run_loop(motion, clip, profile, output, cfg, echo=lambda line: console.print(line, highlight=False))
+    console.print(format_evaluation(evaluation), highlight=False)
+    console.print(f"wrote {output}/evaluation.json and {output}/provenance.json")

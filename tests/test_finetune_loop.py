@@ -1,0 +1,81 @@
+"""`asap-retarget loop`: every stage's artefact and provenance (hash chain), skipping and resuming."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from conftest import asap_reference
+
+from cli.main import main
+from trainers.finetune.provenance import sha256_file
+
+CLIP = "kick_level2_filter"
+KEY = f"0-motions_raw_tairantestbed_smpl_video_{CLIP}_amass"
+ARTEFACTS = {"pretrain": "pretrain/model_last.pt", "collect": "collect.pkl", "fit_delta": "delta.pt",
+             "finetune": "finetune/model_last.pt", "evaluate": "evaluation.json"}  # fmt: skip
+
+
+def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path):
+    lib, run = asap_reference(CLIP), tmp_path / "run"
+    args = ["loop", "--motion", str(lib), "--clip", KEY, "--real", "soft_ankles_delay", "-o", str(run),
+            "--pretrain-iterations", "1", "--finetune-iterations", "1", "--num-envs", "4", "--episodes", "1",
+            "--epochs", "20"]  # fmt: skip
+    cli = CliRunner()
+    out = cli.invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert [f"[{k}/5] {s}" in out.output for k, s in enumerate(ARTEFACTS, 1)] == [True] * 5
+    assert out.output.count("done in") == 5 and "Vanilla" in out.output and "ASAP" in out.output
+
+    prov = json.loads((run / "provenance.json").read_text())["stages"]
+    assert list(prov) == list(ARTEFACTS)
+    sha = {s: sha256_file(run / a) for s, a in ARTEFACTS.items()}
+    for stage, rel in ARTEFACTS.items():
+        assert prov[stage]["artefact"] == {"path": str((run / rel).resolve()), "sha256": sha[stage]}
+    lib_sha = sha256_file(lib)
+    # The chain: which policy was rolled out, which data fitted Δa, which simulator and policy got it, what was evaluated.
+    assert prov["pretrain"]["inputs"]["motion"]["sha256"] == lib_sha and prov["pretrain"]["inputs"]["simulator"] == "nominal"
+    assert prov["collect"]["inputs"]["policy"]["sha256"] == sha["pretrain"]
+    assert prov["collect"]["inputs"]["motion_ids"] == [KEY]
+    assert prov["collect"]["inputs"]["simulator"] == "real:soft_ankles_delay"
+    assert prov["fit_delta"]["inputs"]["collection"]["sha256"] == sha["collect"]
+    ft = prov["finetune"]["inputs"]
+    assert (ft["policy"]["sha256"], ft["delta"]["sha256"], ft["simulator"]) == (sha["pretrain"], sha["fit_delta"], "nominal+delta")
+    ev = prov["evaluate"]["inputs"]
+    assert (ev["vanilla"]["sha256"], ev["finetuned"]["sha256"]) == (sha["pretrain"], sha["finetune"])
+    assert ev["simulator"] == "real:soft_ankles_delay"
+    assert prov["pretrain"]["policy_iteration"] == 1 and prov["finetune"]["policy_iteration"] == 2
+    evaluation = json.loads((run / "evaluation.json").read_text())
+    assert set(evaluation["metrics"]) == {"Vanilla", "ASAP"}
+    assert all(m["num_episodes"] == 1 and m["eg_mpjpe_mm"] > 0 for m in evaluation["metrics"].values())
+    config = json.loads((run / "finetune" / "config.json").read_text())
+    assert config["finetune"]["delta_sha256"] == sha["fit_delta"]
+
+    # A second run skips every stage and rewrites nothing.
+    mtimes = {s: (run / a).stat().st_mtime_ns for s, a in ARTEFACTS.items()}
+    out = cli.invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert out.output.count("skipped") == 5 and "done in" not in out.output
+    assert {s: (run / a).stat().st_mtime_ns for s, a in ARTEFACTS.items()} == mtimes
+
+    # A lost artefact redoes its stage and what depends on it only if its inputs changed.
+    (run / "evaluation.json").unlink()
+    out = cli.invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert out.output.count("skipped") == 4 and "[5/5] evaluate  done" in out.output
+    assert json.loads((run / "evaluation.json").read_text()) == evaluation  # deterministic evaluation
+
+    # A larger fine-tuning budget resumes stage 3 from its checkpoint (iteration 2 → 3) and re-evaluates.
+    out = cli.invoke(main, [*args[:-8], "--finetune-iterations", "2", *args[-6:]])
+    assert out.exit_code == 0, out.output
+    assert out.output.count("skipped") == 3 and "[4/5] finetune  done" in out.output
+    prov = json.loads((run / "provenance.json").read_text())["stages"]
+    assert prov["finetune"]["policy_iteration"] == 3 and prov["evaluate"]["inputs"]["finetuned"]["sha256"] == sha256_file(
+        run / "finetune" / "model_last.pt")
+
+
+def test_loop_rejects_an_unknown_profile_before_any_work(tmp_path):
+    out = CliRunner().invoke(main, ["loop", "--motion", str(asap_reference(CLIP)), "--clip", KEY, "--real", "moon",
+                                    "-o", str(tmp_path / "r")])  # fmt: skip
+    assert out.exit_code == 1 and "unknown real profile 'moon'" in out.output
+    assert not (tmp_path / "r").exists()

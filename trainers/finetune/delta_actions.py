@@ -1,0 +1,103 @@
+"""Frozen delta actions π^Δ(s, a) for a batch of environments, in policy action units.
+
+The simulator of stage 3 receives a + π^Δ(s, a); the policy never sees Δa. Every implementation
+maps the batched environment state (read from a :class:`~trainers.env.TrackingEnv`) and the nominal
+PD target q*(a) to Δa (N, D). They hold no trainable state: the learned MLP is frozen
+(``requires_grad_(False)``, evaluated under ``torch.no_grad``), so no policy gradient can reach it.
+
+``--delta`` specs: a learned model file ``DELTA.pt`` (:mod:`trainers.delta.learned`),
+``analytic:PROFILE`` (the closed-form soft-joint Δa of a "real" profile) or ``constant:VALUE``
+(every joint, action units — for checks).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from retarget.errors import AsapRetargetError
+from robots.registry import load_robot_spec
+from trainers.delta.analytic import stiffness_ratios
+from trainers.delta.learned import LearnedDelta
+from trainers.observations import projected_gravity_b
+from trainers.real.profiles import get_profile
+
+
+class DeltaSpecError(AsapRetargetError):
+    """A ``--delta`` value that names no usable delta action."""
+
+
+class DeltaAction(Protocol):
+    """Δa (N, D) in action units from the nominal targets and the state before the step."""
+
+    name: str
+
+    def __call__(self, target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
+                 base_ang_vel_b: np.ndarray, action_scale: float) -> np.ndarray: ...  # fmt: skip
+
+
+class ConstantDeltaAction:
+    """The same Δa for every state (action units)."""
+
+    def __init__(self, value: float | np.ndarray):
+        self.value = np.asarray(value, dtype=float)
+        self.name = f"constant:{float(self.value.mean()):g}"
+
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+        return np.broadcast_to(self.value, target.shape).copy()
+
+
+class AnalyticDeltaAction:
+    """Δa = (r − 1)(q* − q)/s: a nominal PD that acts like the profile's softer joints (held for a policy step)."""
+
+    def __init__(self, profile: str):
+        self.ratio = stiffness_ratios(get_profile(profile), load_robot_spec())
+        self.name = f"analytic:{profile}"
+
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+        return (self.ratio - 1.0) * (target - q) / action_scale
+
+
+def batched_features(target, q, qd, root_quat_w, base_ang_vel_b) -> np.ndarray:
+    """(N, F) :func:`trainers.delta.learned.features` for N states at once (R^T ω_w is the base-frame ω)."""
+    return np.concatenate([target - q, 0.05 * qd, 0.25 * base_ang_vel_b, projected_gravity_b(root_quat_w)], axis=1)
+
+
+class LearnedDeltaAction:
+    """The learned MLP π^Δ, frozen: δ [rad] on its joints, returned in action units (δ / s)."""
+
+    def __init__(self, learned: LearnedDelta, name: str = "learned"):
+        self.learned = learned
+        learned.model.eval().requires_grad_(False)
+        self.name = name
+
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+        d = self.learned
+        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b) - d.mean) / d.std
+        with torch.no_grad():
+            out = d.model(torch.as_tensor(x, dtype=torch.float32)).numpy().astype(np.float64)
+        full = np.zeros_like(target)
+        full[:, d.joint_ids] = out
+        return full / action_scale
+
+
+def load_delta_action(spec: str | Path) -> DeltaAction:
+    """A delta action from a ``--delta`` spec (see the module docstring)."""
+    text = str(spec)
+    if text.startswith("analytic:"):
+        try:
+            return AnalyticDeltaAction(text.split(":", 1)[1])
+        except AsapRetargetError as exc:
+            raise DeltaSpecError(f"--delta {text}: {exc}") from exc
+    if text.startswith("constant:"):
+        try:
+            return ConstantDeltaAction(float(text.split(":", 1)[1]))
+        except ValueError as exc:
+            raise DeltaSpecError(f"--delta {text}: the value is not a number") from exc
+    path = Path(text)
+    if not path.is_file():
+        raise DeltaSpecError(f"{path}: no such delta model file (or use analytic:PROFILE / constant:VALUE)")
+    return LearnedDeltaAction(LearnedDelta.load(path), name=f"learned:{path.name}")

@@ -1,0 +1,122 @@
+"""``finetune_policy``: ASAP stage 3 — continue PPO from a pre-trained run in a chosen simulator.
+
+Simulators (``sim``): ``delta`` the nominal G1 with the frozen Δa added to every action (ASAP);
+``nominal`` the unchanged simulator (the *Continued* control: the same extra budget without a
+correction); ``real`` the "real" profile itself (the *Oracle* upper bound). Same rewards,
+observations and PPO settings as pre-training (read from the pre-trained run's config.json);
+weights, optimizer, learning rate and curricula start from its checkpoint.
+
+RUN2/ holds ``config.json`` (the pre-trained config plus a ``finetune`` record: base checkpoint,
+its sha256, the Δa spec and its sha256, the simulator), checkpoints and the learning curve — and
+no delta model: the fine-tuned policy deploys alone. Fine-tuning again into RUN2 resumes up to
+base iteration + ``iterations`` (the base recorded on the first call).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from retarget.asap_pkl import atomic_write
+from retarget.errors import ConfigError
+from robots.registry import load_robot_spec
+from trainers.env import TrackingEnv
+from trainers.finetune.delta_actions import load_delta_action
+from trainers.finetune.delta_env import DeltaActionEnv
+from trainers.finetune.provenance import sha256_file
+from trainers.policy_io import find_checkpoint
+from trainers.ppo.runner import OnPolicyRunner
+from trainers.real.model import build_real_model
+from trainers.real.profiles import get_profile
+from trainers.reference import load_references
+from trainers.train import plot_learning_curve
+
+SIMULATORS = ("delta", "nominal", "real")
+
+
+@dataclass(frozen=True)
+class FinetuneResult:
+    """What a fine-tuning call did."""
+
+    run_dir: Path
+    rows: list[dict]
+    """Learning-curve rows of this call's iterations (empty if the budget was already spent)."""
+    start_iteration: int
+    """Iteration the pre-trained checkpoint (or the resumed one) was at."""
+    resumed: bool
+    """True if RUN2 already had a checkpoint."""
+
+
+def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | Path, delta: str | Path | None = None,
+                    sim: str = "delta", real_profile: str | None = None, clip: str | None = None,
+                    iterations: int = 100, num_envs: int | None = None, seed: int = 0, num_threads: int | None = None,
+                    on_iteration: Callable[[dict], None] | None = None, checkpoint_every: int = 50) -> FinetuneResult:  # fmt: skip
+    """Fine-tune ``policy_run``'s checkpoint for ``iterations`` PPO iterations in simulator ``sim``."""
+    import dataclasses
+
+    from trainers.config import env_config_from_jsonable
+
+    if sim not in SIMULATORS:
+        raise ConfigError(f"--sim {sim!r}: valid choices are {', '.join(SIMULATORS)}")
+    if sim == "delta" and delta is None:
+        raise ConfigError("fine-tuning in the delta simulator needs --delta DELTA.pt (or analytic:PROFILE)")
+    if sim == "real" and real_profile is None:
+        raise ConfigError("fine-tuning in the real simulator (Oracle) needs --real PROFILE")
+    delta_action = load_delta_action(delta) if sim == "delta" else None
+    if sim == "real":
+        get_profile(real_profile)  # an unknown profile fails before anything is written
+    ckpt = find_checkpoint(policy_run)
+    base = json.loads((ckpt.parent / "config.json").read_text())
+    env_cfg = env_config_from_jsonable(base["env"])
+    if num_threads is not None:
+        env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=num_threads))
+    ppo_cfg = _ppo_config(base["ppo"])
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(seed)
+    nominal = build_real_model("nominal", env_cfg.sim)
+    refs = load_references(library, nominal, load_robot_spec(env_cfg.sim.robot), clip)
+    n = int(base.get("num_envs", 64) if num_envs is None else num_envs)
+    if sim == "delta":
+        env = DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
+    else:
+        model = nominal if sim == "nominal" else build_real_model(real_profile, env_cfg.sim)
+        env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
+    delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
+    record = {
+        "base_checkpoint": str(ckpt.resolve()), "base_sha256": sha256_file(ckpt), "sim": sim,
+        "delta": None if delta_action is None else str(delta), "delta_name": getattr(delta_action, "name", None),
+        "delta_sha256": sha256_file(delta_path) if delta_path is not None and sim == "delta" else None,
+        "real_profile": real_profile if sim == "real" else None, "iterations": iterations,
+    }  # fmt: skip
+    config = {**base, "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
+              "num_envs": n, "seed": seed, "finetune": record}  # fmt: skip
+    runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"], "finetune": sim})
+    resumed = (run_dir / "model_last.pt").exists()
+    if resumed:
+        previous = json.loads((run_dir / "config.json").read_text()).get("finetune", {})
+        if previous.get("base_sha256") != record["base_sha256"]:
+            raise ConfigError(f"{run_dir}: holds a fine-tuning of another checkpoint; use a new folder")
+        record["base_iteration"] = previous["base_iteration"]
+        runner.load(run_dir / "model_last.pt")
+    else:
+        runner.load(ckpt)
+        record["base_iteration"] = runner.iteration
+    record["target_iteration"] = record["base_iteration"] + iterations
+    atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
+    start = runner.iteration
+    remaining = max(0, record["target_iteration"] - start)
+    rows = runner.learn(remaining, on_iteration=on_iteration, checkpoint_every=checkpoint_every) if remaining else []
+    if rows:
+        plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
+    return FinetuneResult(run_dir, rows, start, resumed)
+
+
+def _ppo_config(ppo: dict):
+    from trainers.ppo.config import PPOConfig
+
+    return PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})

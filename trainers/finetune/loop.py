@@ -1,0 +1,194 @@
+"""``run_loop``: ASAP's four stages on one clip, then the evaluation in the "real" profile.
+
+RUN/pretrain/      stage 1: tracking policy in the nominal simulator       (model_last.pt)
+RUN/collect.pkl    stage 2a: rollouts of that policy in the "real" profile
+RUN/delta.pt       stage 2b: the learned Δa fitted to them
+RUN/finetune/      stage 3: the policy fine-tuned with the frozen Δa       (model_last.pt)
+RUN/evaluation.json  Vanilla vs fine-tuned, each alone in the "real" profile (paper metrics)
+RUN/provenance.json  per stage: artefact, inputs and sha256 hashes (:mod:`trainers.finetune.provenance`)
+
+Each stage is skipped when provenance says it is complete for the same inputs; a training stage
+interrupted mid-way resumes from its folder's checkpoint up to the same iteration budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from retarget.asap_pkl import atomic_write
+from robots.registry import load_robot_spec
+from trainers.config import TrackingEnvConfig
+from trainers.finetune.provenance import Provenance, file_ref
+
+STAGES = ("pretrain", "collect", "fit_delta", "finetune", "evaluate")
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """Budgets of the loop (defaults: a smoke run of a few minutes on a 2-core CPU)."""
+
+    pretrain_iterations: int = 20
+    """PPO iterations of stage 1 (a policy that tracks needs thousands; see the README)."""
+    finetune_iterations: int = 10
+    """PPO iterations of stage 3."""
+    num_envs: int = 32
+    """Parallel environments of both training stages."""
+    collect_episodes: int = 4
+    """Rollouts in the "real" profile to fit Δa (the first from phase 0, the rest from random phases)."""
+    delta_joints: str = "ankles"
+    """Joints Δa acts on (ankles, legs, all)."""
+    delta_epochs: int = 500
+    """Adam steps of the Δa MLP regression."""
+    eval_episodes: int = 1
+    """Evaluation episodes per clip (deterministic: phase-0 starts, no randomization)."""
+    seed: int = 0
+    """Seed of every stage."""
+    num_threads: int = 1
+    """MuJoCo threads."""
+
+
+def _policy_iteration(ckpt: Path) -> int:
+    return int(torch.load(ckpt, weights_only=True)["iteration"]) if ckpt.is_file() else 0
+
+
+def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, cfg: LoopConfig | None = None,
+             echo: Callable[[str], None] = print) -> dict:  # fmt: skip
+    """Run (or resume) the loop; returns the evaluation (also in RUN/evaluation.json)."""
+    from trainers.real.profiles import get_profile
+
+    cfg = LoopConfig() if cfg is None else cfg
+    get_profile(profile)  # fail before any work on an unknown profile
+    run = Path(run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    prov = Provenance(run / "provenance.json")
+    motion_ref = file_ref(motion)
+    env_cfg = TrackingEnvConfig()
+    env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=cfg.num_threads))
+
+    def stage(k: int, name: str, artefact: Path, inputs: dict, work: Callable[[], dict | None]) -> None:
+        head = f"[{k}/{len(STAGES)}] {name:<9}"
+        if prov.is_complete(name, inputs):
+            echo(f"{head} skipped: {artefact.relative_to(run)} is complete (sha256 {prov.stages[name]['artefact']['sha256'][:12]})")
+            return
+        echo(f"{head} running …")
+        start = time.perf_counter()
+        extra = work() or {}
+        seconds = time.perf_counter() - start
+        prov.record(name, artefact, inputs, seconds, **extra)
+        echo(f"{head} done in {seconds:.1f} s → {artefact.relative_to(run)} (sha256 {prov.stages[name]['artefact']['sha256'][:12]})")
+
+    # 1. pre-train in the nominal simulator.
+    pre_dir, pre_ckpt = run / "pretrain", run / "pretrain" / "model_last.pt"
+    pre_inputs = {"motion": motion_ref, "clip": clip, "simulator": "nominal", "iterations": cfg.pretrain_iterations,
+                  "num_envs": cfg.num_envs, "seed": cfg.seed}  # fmt: skip
+
+    def pretrain() -> dict:
+        from trainers.train import train_track
+
+        remaining = cfg.pretrain_iterations - _policy_iteration(pre_ckpt)
+        if remaining > 0:
+            train_track(motion, pre_dir, clip=clip, iterations=remaining, num_envs=cfg.num_envs, seed=cfg.seed,
+                        env_cfg=env_cfg)  # fmt: skip
+        return {"policy_iteration": _policy_iteration(pre_ckpt)}
+
+    stage(1, "pretrain", pre_ckpt, pre_inputs, pretrain)
+
+    # 2a. roll the pre-trained policy out in the "real" profile.
+    col = run / "collect.pkl"
+    col_inputs = {"policy": file_ref(pre_ckpt), "motion": motion_ref, "motion_ids": [clip], "simulator": f"real:{profile}",
+                  "episodes": cfg.collect_episodes, "seed": cfg.seed}  # fmt: skip
+
+    def collect() -> dict:
+        from trainers.delta.collect import collect_rollouts
+        from trainers.delta.collection import write_collection
+        from trainers.policy_io import load_policy
+        from trainers.real.model import build_real_model
+        from trainers.reference import load_references
+
+        loaded = load_policy(pre_dir)
+        refs = load_references(motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), clip)
+        trajs = collect_rollouts(loaded.policy.act_inference, refs, profile, loaded.env_cfg, cfg.collect_episodes, cfg.seed)
+        write_collection(col, trajs, load_robot_spec())
+        return {"trajectories": len(trajs), "frames": sum(t.num_frames for t in trajs.values())}
+
+    stage(2, "collect", col, col_inputs, collect)
+
+    # 2b. fit the learned Δa on those rollouts.
+    delta = run / "delta.pt"
+    delta_inputs = {"collection": file_ref(col), "joints": cfg.delta_joints, "epochs": cfg.delta_epochs,
+                    "seed": cfg.seed}  # fmt: skip
+
+    def fit() -> dict:
+        from trainers.delta.collection import read_collection
+        from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
+
+        trajs = list(read_collection(col).values())
+        model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=cfg.delta_joints, epochs=cfg.delta_epochs,
+                                                                   seed=cfg.seed))  # fmt: skip
+        model.save(delta)
+        return {"fit": stats}
+
+    stage(3, "fit_delta", delta, delta_inputs, fit)
+
+    # 3. fine-tune in the nominal simulator + frozen Δa.
+    ft_dir, ft_ckpt = run / "finetune", run / "finetune" / "model_last.pt"
+    ft_inputs = {"policy": file_ref(pre_ckpt), "delta": file_ref(delta), "motion": motion_ref, "clip": clip,
+                 "simulator": "nominal+delta", "iterations": cfg.finetune_iterations, "num_envs": cfg.num_envs,
+                 "seed": cfg.seed}  # fmt: skip
+
+    def finetune() -> dict:
+        import shutil
+
+        from trainers.finetune.finetune import finetune_policy
+
+        old = ft_dir / "config.json"
+        if old.exists() and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != ft_inputs["policy"]["sha256"]:
+            shutil.rmtree(ft_dir)  # a fine-tuning of an older pre-trained policy: start again from the new one
+        res = finetune_policy(pre_dir, motion, ft_dir, delta=delta, sim="delta", clip=clip,
+                              iterations=cfg.finetune_iterations, num_envs=cfg.num_envs, seed=cfg.seed,
+                              num_threads=cfg.num_threads)  # fmt: skip
+        return {"policy_iteration": _policy_iteration(ft_ckpt), "base_iteration": res.start_iteration}
+
+    stage(4, "finetune", ft_ckpt, ft_inputs, finetune)
+
+    # Evaluation: each policy alone (no Δa) in the "real" profile.
+    ev = run / "evaluation.json"
+    ev_inputs = {"vanilla": file_ref(pre_ckpt), "finetuned": file_ref(ft_ckpt), "motion": motion_ref,
+                 "motion_ids": [clip], "simulator": f"real:{profile}", "episodes": cfg.eval_episodes,
+                 "seed": cfg.seed}  # fmt: skip
+
+    def evaluate() -> None:
+        from trainers.finetune.real_eval import evaluate_in_profile
+        from trainers.policy_io import load_policy
+        from trainers.real.model import build_real_model
+        from trainers.reference import load_references
+
+        table = {}
+        for label, folder in (("Vanilla", pre_dir), ("ASAP", ft_dir)):
+            loaded = load_policy(folder)
+            refs = load_references(motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), clip)
+            overall, _ = evaluate_in_profile(loaded.policy.act_inference, refs, profile, loaded.env_cfg,
+                                             cfg.eval_episodes, cfg.seed)  # fmt: skip
+            table[label] = dataclasses.asdict(overall)
+        payload = {"profile": profile, "clip": clip, "metrics": table}
+        atomic_write(ev, lambda tmp: tmp.write_text(json.dumps(payload, indent=2)))
+
+    stage(5, "evaluate", ev, ev_inputs, evaluate)
+    return json.loads(ev.read_text())
+
+
+def format_evaluation(evaluation: dict) -> str:
+    """The evaluation as a small table (paper metrics)."""
+    lines = [f"{evaluation['clip']} in real:{evaluation['profile']} (policy alone, no Δa)",
+             f"{'policy':<8} {'success':>7} {'Eg-mpjpe':>9} {'Empjpe':>8} {'Evel':>7} {'Eacc':>7}  [mm, mm/frame, mm/frame²]"]  # fmt: skip
+    for label, m in evaluation["metrics"].items():
+        lines.append(f"{label:<8} {m['success_rate']:>7.2f} {m['eg_mpjpe_mm']:>9.1f} {m['empjpe_mm']:>8.1f} "
+                     f"{m['evel_mm_per_frame']:>7.2f} {m['eacc_mm_per_frame2']:>7.2f}")  # fmt: skip
+    return "\n".join(lines)
