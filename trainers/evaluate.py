@@ -33,11 +33,16 @@ def eval_env_config(cfg: TrackingEnvConfig, domain_rand: bool = False) -> Tracki
     return dataclasses.replace(cfg, random_start=False, init_dof_noise_rad=0.0, domain_rand=dr)
 
 
-def rollout_episodes(policy: Policy, env: TrackingEnv, clip_ids: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """One episode per environment on clip ``clip_ids[i]``, from phase 0 until it ends or fails (0.5 m rule)."""
+def rollout_episodes(
+    policy: Policy, env: TrackingEnv, clip_ids: np.ndarray, after_reset: Callable[[TrackingEnv], None] | None = None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One episode per environment on clip ``clip_ids[i]``, from phase 0 until it ends or fails (0.5 m rule).
+    ``after_reset`` may prepare the simulator once the environments are reset (e.g. an actuator delay's history)."""
     env.termination_distance_m = SUCCESS_DISTANCE_M
     n = env.num_envs
     env.reset_envs(np.arange(n), start_phase=np.zeros(n), clip_ids=clip_ids)
+    if after_reset is not None:
+        after_reset(env)
     robot = [[p] for p in env.state.point_pos_w]
     ref = [[p] for p in env.state.ref_point_pos_w]
     active = np.ones(n, dtype=bool)
@@ -61,11 +66,16 @@ def evaluate_policy(policy: Policy, references: list[MotionReference], cfg: Trac
     cfg = eval_env_config(cfg, domain_rand)
     clip_ids = np.repeat(np.arange(len(references)), episodes_per_clip)
     env = TrackingEnv(references, len(clip_ids), cfg, seed=seed)
-    episodes = rollout_episodes(policy, env, clip_ids)
+    return summarize_episodes(references, clip_ids, rollout_episodes(policy, env, clip_ids), env.policy_dt_s)
+
+
+def summarize_episodes(references: list[MotionReference], clip_ids: np.ndarray, episodes, policy_dt_s: float
+                       ) -> tuple[TrackingMetrics, list[ClipEvaluation]]:  # fmt: skip
+    """Overall (frame-weighted) and per-clip metrics of rolled-out episodes."""
     per_clip = []
     for c, ref in enumerate(references):
         mine = [episodes[i] for i in np.flatnonzero(clip_ids == c)]
-        frames = ref.duration_s / env.policy_dt_s + 1
+        frames = ref.duration_s / policy_dt_s + 1
         fraction = float(np.mean([min(len(e[0]) / frames, 1.0) for e in mine]))
         per_clip.append(ClipEvaluation(ref.name, tracking_metrics(mine), fraction))
     return tracking_metrics(episodes), per_clip

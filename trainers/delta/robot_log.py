@@ -31,6 +31,7 @@ import numpy as np
 
 from retarget.asap_pkl import atomic_write
 from retarget.errors import MotionFileError
+from retarget.npz_io import read_npz
 from robots.registry import RobotSpec, load_robot_spec
 from trainers.delta.collection import Trajectory
 
@@ -42,16 +43,7 @@ def read_robot_log(path: str | Path, robot: RobotSpec | None = None) -> Trajecto
     """One trajectory from a robot log; joints reordered to ``robot``'s order. Raises :class:`MotionFileError`."""
     robot = load_robot_spec() if robot is None else robot
     path = Path(path)
-    if not path.exists():
-        raise MotionFileError(path, "file does not exist")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
-        raise MotionFileError(path, f"not a readable .npz robot log ({exc})") from exc
-    missing = [k for k in LOG_KEYS if k not in data]
-    if missing:
-        raise MotionFileError(path, f"robot log is missing keys {missing}; expected {list(LOG_KEYS)}")
+    data = read_npz(path, "robot log", tuple(LOG_KEYS))
     names = [str(n) for n in data["joint_names"]]
     absent = [n for n in robot.joint_names if n not in names]
     if absent:

@@ -15,8 +15,8 @@ import torch
 from trainers.config import TrackingEnvConfig
 from trainers.delta.collect import _fill_batch_history
 from trainers.env import TrackingEnv
-from trainers.evaluate import ClipEvaluation, eval_env_config
-from trainers.metrics import SUCCESS_DISTANCE_M, TrackingMetrics, tracking_metrics
+from trainers.evaluate import ClipEvaluation, eval_env_config, rollout_episodes, summarize_episodes
+from trainers.metrics import TrackingMetrics
 from trainers.real.model import build_real_model
 from trainers.reference import MotionReference
 
@@ -30,28 +30,11 @@ def evaluate_in_profile(policy: Policy, references: list[MotionReference], profi
     model = build_real_model(profile, cfg.sim)
     clip_ids = np.repeat(np.arange(len(references)), episodes_per_clip)
     env = TrackingEnv(references, len(clip_ids), cfg, seed=seed, model=model)
-    n = env.num_envs
-    env.termination_distance_m = SUCCESS_DISTANCE_M
-    env.reset_envs(np.arange(n), start_phase=np.zeros(n), clip_ids=clip_ids)
-    _fill_batch_history(model, env.batch.bind("history"), np.arange(n), env.state.dof_pos)
-    robot = [[p] for p in env.state.point_pos_w]
-    ref = [[p] for p in env.state.ref_point_pos_w]
-    active = np.ones(n, dtype=bool)
-    obs, _ = env.get_observations()
-    while active.any():
-        with torch.no_grad():
-            actions = policy(obs)
-        obs, _, dones, _ = env.step(actions)
-        points, ref_points = env.step_points_w
-        for i in np.flatnonzero(active):
-            robot[i].append(points[i])
-            ref[i].append(ref_points[i])
-        active &= ~dones.numpy()
-    episodes = [(np.stack(r), np.stack(q)) for r, q in zip(robot, ref)]
-    per_clip = []
-    for c, r in enumerate(references):
-        mine = [episodes[i] for i in np.flatnonzero(clip_ids == c)]
-        frames = r.duration_s / env.policy_dt_s + 1
-        fraction = float(np.mean([min(len(e[0]) / frames, 1.0) for e in mine]))
-        per_clip.append(ClipEvaluation(r.name, tracking_metrics(mine), fraction))
-    return tracking_metrics(episodes), per_clip
+
+    def fill_delay_history(env: TrackingEnv) -> None:
+        # A delayed actuator must start from the reset targets, not from zeros.
+        _fill_batch_history(model, env.batch.bind("history"), np.arange(env.num_envs), env.state.dof_pos)
+
+    episodes = rollout_episodes(policy, env, clip_ids, after_reset=fill_delay_history)
+    return summarize_episodes(references, clip_ids, episodes, env.policy_dt_s)
+

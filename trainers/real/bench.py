@@ -32,6 +32,7 @@ import numpy as np
 
 from retarget.asap_pkl import atomic_write
 from retarget.errors import MotionFileError
+from retarget.npz_io import read_npz
 from trainers.config import SimConfig
 from trainers.real.model import build_real_model
 from trainers.real.profiles import RealProfile, get_profile
@@ -110,16 +111,7 @@ def write_bench_log(path: str | Path, log: BenchLog) -> Path:
 def read_bench_log(path: str | Path) -> BenchLog:
     """Read and check a bench log. Raises :class:`MotionFileError` naming the file and the problem."""
     path = Path(path)
-    if not path.exists():
-        raise MotionFileError(path, "file does not exist")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            data = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
-        raise MotionFileError(path, f"not a readable .npz bench log ({exc})") from exc
-    missing = [k for k in LOG_KEYS if k not in data]
-    if missing:
-        raise MotionFileError(path, f"bench log is missing keys {missing}; expected {list(LOG_KEYS)}")
+    data = read_npz(path, "bench log", tuple(LOG_KEYS))
     names = tuple(str(n) for n in data["joint_names"])
     bench = tuple(str(n) for n in data["bench_joints"])
     shape = (data["time_s"].shape[0], len(names))
