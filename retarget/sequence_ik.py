@@ -20,7 +20,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import solveh_banded
+from scipy.linalg import cho_solve_banded, cholesky_banded
 from threadpoolctl import threadpool_limits
 
 from retarget.sequence_kernel import normal_equations
@@ -28,6 +28,7 @@ from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
 
 
 _PIN_STIFFNESS = 1e8  # diagonal added to a pinned joint: its increment becomes (limit - dof)
+_WOODBURY_MAX_PINS = 24  # beyond this many pinned joints a new factorisation is cheaper than k extra solves
 
 
 @dataclass(frozen=True)
@@ -172,18 +173,29 @@ class SequenceIK:
         )  # fmt: skip
         return H, g, violation
 
-    def _pin_joints_to_limits(self, H: np.ndarray, g: np.ndarray, dof: np.ndarray, dof_step: np.ndarray) -> bool:
-        """Joints whose step would cross a limit are pinned at that limit for a second solve, so the
-        other joints compensate instead of planning on a move that the projection would undo.
-        Returns whether any joint was pinned (H and g are modified in place)."""
-        target = np.clip(dof + dof_step, self.lower, self.upper)
-        t, d = np.nonzero(target != dof + dof_step)
+    def _pin_joints_to_limits(self, H, g, dof, step, factor, x_smooth, fps) -> np.ndarray:
+        """The step with every joint that would cross a limit held exactly at that limit, the other
+        coordinates re-solved to compensate (instead of planning on a move the projection undoes).
+
+        Few pinned joints (the usual case): the equality-constrained solution from the same Cholesky
+        factor, x = x₀ + A⁻¹E λ with (EᵀA⁻¹E) λ = y − Eᵀx₀. Many: refactor with stiff springs."""
+        n = self._n
+        target = np.clip(dof + step[:, 6:], self.lower, self.upper)
+        t, d = np.nonzero(target != dof + step[:, 6:])
         if len(t) == 0:
-            return False
-        # A stiff spring to the limit: the solved increment of a pinned joint is (limit - dof).
+            return step
+        wanted = target[t, d] - dof[t, d]
+        if len(t) <= _WOODBURY_MAX_PINS:
+            idx = t * n + 6 + d
+            unit = np.zeros((step.size, len(t)))
+            unit[idx, np.arange(len(t))] = 1.0
+            z = cho_solve_banded(factor, unit, check_finite=False)
+            x0 = step.reshape(-1)
+            lam = np.linalg.solve(z[idx], wanted - x0[idx])
+            return (x0 + z @ lam).reshape(step.shape)
         H[t, 6 + d, 6 + d] += _PIN_STIFFNESS
-        g[t, 6 + d] += _PIN_STIFFNESS * (target[t, d] - dof[t, d])
-        return True
+        g[t, 6 + d] += _PIN_STIFFNESS * wanted
+        return self._solve_banded(H, g, x_smooth, fps)[0]
 
     def _solve_banded(self, H, g, x_smooth, fps):
         T, n = g.shape
@@ -207,7 +219,8 @@ class SequenceIK:
             full = np.zeros((T, n))
             full[:, self._smoothed] = grad
             rhs -= w * full.reshape(-1)
-        return solveh_banded(ab, rhs, lower=False, check_finite=False).reshape(T, n)
+        factor = (cholesky_banded(ab, lower=False, check_finite=False), False)
+        return cho_solve_banded(factor, rhs, check_finite=False).reshape(T, n), factor
 
     def solve(self, targets: SequenceTargets, fps: float, init):
         """Solve the clip from `init` = (root_pos (T,3), root_rot (T,3,3), dof (T,D)).
@@ -250,9 +263,9 @@ class SequenceIK:
                 iterations -= 1
                 break
             x_smooth = np.concatenate([root_pos, np.zeros_like(root_pos), dof], axis=1)[:, self._smoothed]
-            step = self._solve_banded(H, g, x_smooth, fps)
-            if self.config.pin_limits and self._pin_joints_to_limits(H, g, dof, step[:, 6:]):
-                step = self._solve_banded(H, g, x_smooth, fps)
+            step, factor = self._solve_banded(H, g, x_smooth, fps)
+            if self.config.pin_limits:
+                step = self._pin_joints_to_limits(H, g, dof, step, factor, x_smooth, fps)
             # Trust region: Gauss-Newton steps are only valid near the linearisation point.
             largest = np.abs(step).max(axis=1, keepdims=True)
             step *= np.minimum(1.0, max_step / np.maximum(largest, 1e-12))
