@@ -52,12 +52,23 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 @click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="ankles", show_default=True,
               help="Joints Δa acts on (the paper's real-robot model: the ankles).")
 @click.option("--epochs", type=click.IntRange(min=1), default=1500, show_default=True)
-def fit(collection: Path, output: Path, joints: str, epochs: int) -> None:
-    """Learn π^Δ(s, a) from recorded transitions: per-transition Gauss–Newton labels, then an MLP."""
+@click.option("--method", type=click.Choice(["supervised", "ppo"]), default="supervised", show_default=True,
+              help="supervised: Gauss–Newton labels + MLP; ppo: the paper's PPO in the nominal sim (trainers/delta/ppo_fit.py).")
+@click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
+@click.option("--num-envs", type=click.IntRange(min=1), default=32, show_default=True, help="PPO environments.")
+@click.option("--horizon-s", type=click.FloatRange(min=0.02), default=1.0, show_default=True, help="PPO episode length.")
+def fit(collection: Path, output: Path, joints: str, epochs: int, method: str, iterations: int, num_envs: int,
+        horizon_s: float) -> None:  # fmt: skip
+    """Learn π^Δ(s, a) from recorded transitions: per-transition Gauss–Newton labels, then an MLP (or PPO)."""
     from trainers.delta.collection import read_collection
     from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
 
     trajs = list(read_collection(collection).values())
+    if method == "ppo":
+        from trainers.delta.ppo_cli import fit_ppo_command
+
+        fit_ppo_command(trajs, output, joints, iterations, num_envs, horizon_s, console.print)
+        return
     model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, epochs=epochs))
     model.save(output)
     console.print(f"wrote {output}: {stats['transitions']} transitions, label RMS {stats['label_rms_rad']:.4f} rad, "

@@ -41,7 +41,9 @@ def _register() -> None:
     from cli.filter_cmd import filter_
     from cli.inspect_cmd import inspect
     from cli.loop_cmd import loop
+    from cli.play_cmd import play
     from cli.render_cmd import render
+    from cli.sim2sim_cmd import sim2sim
     from cli.report_cmd import report
     from cli.retarget_cmd import retarget
     from cli.summary_cmd import summary
@@ -49,7 +51,7 @@ def _register() -> None:
 
     for command in (
         retarget, batch, summary, inspect, eval_, filter_, convert, render, report,
-        train, eval_policy, export_policy, bench_log, collect, delta, loop,
+        train, eval_policy, export_policy, bench_log, collect, delta, loop, play, sim2sim,
     ):  # fmt: skip
         main.add_command(command)
 
