@@ -62,15 +62,20 @@ MAX_TABLE_ROWS = 60  # per-clip table for small batches; large ones: `asap-retar
 
 def _clip_table(records) -> Table:
     """Per-clip figures: frames, rate, time, matched-point distance, and any stage verdicts."""
+    show_verdicts = any(r.verdicts for r in records)
     table = Table()
-    for col in ("clip", "status", "frames", "fps", "time [s]", "match err [mm]", "verdicts"):
-        table.add_column(col, justify="left" if col in ("clip", "status", "verdicts") else "right", no_wrap=col == "clip")
+    table.add_column("clip", max_width=34, overflow="ellipsis", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for col in ("frames", "fps", "time [s]", "match [mm]"):
+        table.add_column(col, justify="right", no_wrap=True)
+    if show_verdicts:
+        table.add_column("verdicts", overflow="fold")
     for r in records:
         err = r.metrics.get("mean_match_error_mm") if r.ok else None
-        table.add_row(
-            r.clip, r.status, str(r.frames), f"{r.fps:g}", f"{r.seconds:.2f}",
-            "-" if err is None else f"{err:.1f}", "; ".join(v for v in r.verdicts.values()),
-        )  # fmt: skip
+        row = [r.clip, r.status, str(r.frames), f"{r.fps:g}", f"{r.seconds:.2f}", "-" if err is None else f"{err:.1f}"]
+        if show_verdicts:
+            row.append("; ".join(r.verdicts.values()))
+        table.add_row(*row)
     return table
 
 
