@@ -87,6 +87,12 @@ def asap_dict_to_motion(name: str, clip: dict[str, Any]) -> RobotMotion:
     )
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, write_fn) -> None:
     """Write through `write_fn(tmp_path)` then rename, so readers never see a partial file."""
     path = Path(path)
@@ -95,6 +101,8 @@ def atomic_write(path: Path, write_fn) -> None:
     os.close(fd)
     try:
         write_fn(Path(tmp))
+        # mkstemp creates the file private (0600); give it the mode a plain open() would.
+        os.chmod(tmp, 0o666 & ~_current_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

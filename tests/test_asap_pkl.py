@@ -107,3 +107,13 @@ def test_truncated_and_malformed_libraries(tmp_path, g1, walk_result):
     clip["dof"] = clip["dof"] + 0.1  # no longer pose_aa's sum
     with pytest.raises(MotionFileError, match="differs from pose_aa"):
         read_motion_library(write_motion_library(tmp_path / "inconsistent.pkl", {"walk": clip}))
+
+
+def test_written_files_get_the_usual_permissions(tmp_path, g1, walk_result):
+    """Atomic writes go through a private temporary file; the result is readable like any new file."""
+    mask = os.umask(0o022)
+    try:
+        path = write_motion_library(tmp_path / "perm.pkl", {"walk": motion_to_asap_dict(walk_result.motion, g1)})
+    finally:
+        os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o644
