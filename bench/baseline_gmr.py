@@ -34,6 +34,7 @@ import mujoco
 import numpy as np
 
 from retarget.asap_pkl import RobotMotion
+from retarget.pipeline import SMPL_FROM_ROBOT  # the same robot-from-SMPL frame map as ours
 from retarget.readers.amass import read_amass_npz
 from retarget.resample import resample_sequence
 from retarget.scaling import compute_limb_scales, scale_joints
@@ -41,9 +42,6 @@ from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics
 from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
 from robots.registry import RobotSpec, load_robot_spec
 
-# Robot link axes in SMPL's rest frame (same convention as retarget.pipeline): robot x = SMPL z,
-# y = SMPL x, z = SMPL y, so R_link_w = G_joint_w · SMPL_FROM_ROBOT.
-SMPL_FROM_ROBOT = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
 _KEY_POINTS = ("pelvis", "left_ankle", "right_ankle", "left_hand", "right_hand")
 _HEAVY_POINTS = ("pelvis", "left_ankle", "right_ankle")
 

@@ -54,6 +54,19 @@ class RobotMotion:
         return int(self.dof_pos.shape[0])
 
 
+def motion_qpos(model, robot: RobotSpec | str, motion: RobotMotion) -> np.ndarray:
+    """(T, nq) MuJoCo configurations of `motion` on `model` (free joint: position, unit quaternion wxyz)."""
+    from robots.mujoco_model import dof_qpos_indices
+    from robots.registry import load_robot_spec
+
+    robot = load_robot_spec(robot) if isinstance(robot, str) else robot
+    qpos = np.tile(model.qpos0, (motion.num_frames, 1))
+    qpos[:, 0:3] = motion.root_pos_w
+    qpos[:, 3:7] = motion.root_quat_w / np.linalg.norm(motion.root_quat_w, axis=1, keepdims=True)
+    qpos[:, dof_qpos_indices(model, robot)] = motion.dof_pos
+    return qpos
+
+
 def _fps_value(fps: float) -> int | float:
     # ASAP's own files store an int; keep that when the rate is integral, else the true rate.
     return int(round(fps)) if abs(fps - round(fps)) < 1e-9 else float(fps)

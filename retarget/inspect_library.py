@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from retarget.asap_pkl import read_motion_library, structural_problems
-from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec
+from retarget.errors import MotionFileError
+from robots.registry import ROBOT_NAMES, robot_for_dof_count
 
 
 @dataclass(frozen=True)
@@ -31,21 +32,16 @@ class ClipReport:
         return "ok" if self.limit_violation_frames == 0 else "limits"
 
 
-def robot_for_dof_count(num_dof: int) -> RobotSpec | None:
-    for name in ROBOT_NAMES:
-        spec = load_robot_spec(name)
-        if spec.num_dof == num_dof:
-            return spec
-    return None
-
-
 def inspect_library(path: str | Path) -> list[ClipReport]:
     """Read `path` safely and report on each clip."""
     library = read_motion_library(path)
     reports = []
     for name, clip in library.items():
         dof = np.asarray(clip["dof"], dtype=np.float64)
-        robot = robot_for_dof_count(dof.shape[1])
+        try:
+            robot = robot_for_dof_count(dof.shape[1])
+        except MotionFileError:
+            robot = None
         problems = structural_problems(clip)
         violations = 0
         if robot is None:

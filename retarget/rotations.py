@@ -89,6 +89,12 @@ def matrix_to_quat(mat: np.ndarray) -> np.ndarray:
     return q.reshape(*lead, 4)
 
 
+def matrix_to_rotvec(mat: np.ndarray) -> np.ndarray:
+    """Rotation matrices (…, 3, 3) to axis-angle [rad] with angle in [0, π]."""
+    m = np.asarray(mat, dtype=np.float64)
+    return Rotation.from_matrix(m.reshape(-1, 3, 3)).as_rotvec().reshape(*m.shape[:-2], 3)
+
+
 def quat_slerp(q0_wxyz: np.ndarray, q1_wxyz: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     """Spherical interpolation along the shorter arc; `alpha` broadcasts over leading axes."""
     q0 = quat_normalize(q0_wxyz)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from robots.pinocchio_model import build_pinocchio_model
 from robots.registry import RobotSpec
 
@@ -36,19 +37,8 @@ def axis_angle_matrices(axes: np.ndarray, angles: np.ndarray) -> np.ndarray:
     )
 
 
-def so3_exp(rotvec: np.ndarray) -> np.ndarray:
-    angle = np.linalg.norm(rotvec, axis=-1)
-    axis = rotvec / np.where(angle > 1e-12, angle, 1.0)[..., None]
-    axis = np.where((angle > 1e-12)[..., None], axis, np.array([1.0, 0.0, 0.0]))
-    return axis_angle_matrices(axis, angle)
-
-
-def so3_log(mat: np.ndarray) -> np.ndarray:
-    """Rotation vector of rotation matrices (..., 3, 3), accurate near 0 and π."""
-    from scipy.spatial.transform import Rotation
-
-    lead = mat.shape[:-2]
-    return Rotation.from_matrix(mat.reshape(-1, 3, 3)).as_rotvec().reshape(*lead, 3)
+so3_exp = rotvec_to_matrix  # (…, 3) rotation vectors → (…, 3, 3)
+so3_log = matrix_to_rotvec  # (…, 3, 3) → rotation vectors, accurate near 0 and π
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retarget.errors import UnknownRobotError
+from retarget.errors import MotionFileError, UnknownRobotError
 from robots import g1
 from robots.spec import UrdfFacts, read_urdf
 
@@ -81,6 +81,17 @@ class RobotSpec:
         """Lowest points of the foot's collision spheres in the foot frame [m], shape (k, 3)."""
         spheres = self.urdf.collision_spheres.get(foot_link, ())
         return np.array([centre - np.array([0.0, 0.0, radius]) for centre, radius in spheres])
+
+
+def robot_for_dof_count(num_dof: int, path=None) -> RobotSpec:
+    """The bundled robot with `num_dof` actuated joints (23: ASAP's G1 with 3 waist joints and no
+    wrists; 29: Unitree's full G1). Any other count raises :class:`MotionFileError` naming `path`."""
+    for name in ROBOT_NAMES:
+        spec = load_robot_spec(name)
+        if spec.num_dof == num_dof:
+            return spec
+    counts = ", ".join(f"{n} ({load_robot_spec(n).num_dof})" for n in ROBOT_NAMES)
+    raise MotionFileError(path, f"{num_dof} joint angles per frame match no bundled robot; expected one of {counts}")
 
 
 @lru_cache(maxsize=None)

@@ -13,8 +13,9 @@ import mujoco
 import numpy as np
 
 from retarget.asap_pkl import RobotMotion
+from retarget.asap_pkl import motion_qpos as asap_motion_qpos
 from retarget.rotations import quat_to_matrix
-from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
+from robots.mujoco_model import build_mujoco_model
 from robots.registry import RobotSpec
 
 
@@ -32,14 +33,9 @@ class BodyPoses:
 
 def motion_qpos(motion: RobotMotion, robot: RobotSpec) -> np.ndarray:
     """(T, nq) MuJoCo configurations of the motion on `robot`."""
-    model = build_mujoco_model(robot)
     if motion.dof_pos.shape[1] != robot.num_dof:
         raise ValueError(f"motion has {motion.dof_pos.shape[1]} joints, robot {robot.name} has {robot.num_dof}")
-    qpos = np.tile(model.qpos0, (motion.num_frames, 1))
-    qpos[:, 0:3] = motion.root_pos_w
-    qpos[:, 3:7] = motion.root_quat_w
-    qpos[:, dof_qpos_indices(model, robot)] = motion.dof_pos
-    return qpos
+    return asap_motion_qpos(build_mujoco_model(robot), robot, motion)
 
 
 def body_poses(motion: RobotMotion, robot: RobotSpec) -> BodyPoses:

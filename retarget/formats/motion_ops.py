@@ -13,18 +13,10 @@ from retarget.asap_pkl import RobotMotion
 from retarget.errors import ConfigError, MotionFileError
 from retarget.resample import interpolation_weights, sample_times
 from retarget.rotations import quat_slerp
-from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec
+from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec, robot_for_dof_count
 
 
-def robot_for_dof(num_dof: int, path: str | Path | None = None) -> RobotSpec:
-    """The bundled robot with `num_dof` joints (23: ASAP's G1 with 3 waist joints and no wrists;
-    29: Unitree's full G1). Any other count is an error naming the file."""
-    for name in ROBOT_NAMES:
-        spec = load_robot_spec(name)
-        if spec.num_dof == num_dof:
-            return spec
-    counts = ", ".join(f"{n} ({load_robot_spec(n).num_dof})" for n in ROBOT_NAMES)
-    raise MotionFileError(path, f"{num_dof} joint angles per frame match no bundled robot; expected one of {counts}")
+robot_for_dof = robot_for_dof_count  # the name the format readers use
 
 
 def robot_for_joint_names(names: list[str] | tuple[str, ...], path: str | Path | None = None) -> tuple[RobotSpec, np.ndarray]:

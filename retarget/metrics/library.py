@@ -16,7 +16,7 @@ from retarget.errors import MotionFileError
 from retarget.metrics.clip import ClipMetrics, evaluate_motion, numeric_fields
 from retarget.metrics.config import MetricsConfig
 from retarget.metrics.human import find_source_clip, load_human_reference
-from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec
+from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec, robot_for_dof_count  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -38,16 +38,6 @@ def summarize(clips: list[ClipMetrics]) -> MetricsSummary:
         mean[name] = float(values.mean()) if values.size else float("nan")
         median[name] = float(np.median(values)) if values.size else float("nan")
     return MetricsSummary(num_clips=len(clips), mean=mean, median=median)
-
-
-def robot_for_dof_count(num_dof: int, path: Path | None = None) -> RobotSpec:
-    """The bundled robot with `num_dof` actuated joints."""
-    for name in ROBOT_NAMES:
-        spec = load_robot_spec(name)
-        if spec.num_dof == num_dof:
-            return spec
-    counts = ", ".join(f"{n} ({load_robot_spec(n).num_dof})" for n in ROBOT_NAMES)
-    raise MotionFileError(path, f"motions have {num_dof} joints; no bundled robot has that many: {counts}")
 
 
 def evaluate_library(

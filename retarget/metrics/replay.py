@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from retarget.asap_pkl import RobotMotion
-from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
+from retarget.asap_pkl import RobotMotion, motion_qpos
+from robots.mujoco_model import build_mujoco_model
 from robots.registry import RobotSpec
 
 
@@ -44,15 +44,6 @@ class RobotReplay:
     def site(self, name: str) -> np.ndarray:
         """(T, 3) [m] world position of a site."""
         return self.site_pos_w[:, self.model.site(name).id]
-
-
-def motion_qpos(model: mujoco.MjModel, robot: RobotSpec, motion: RobotMotion) -> np.ndarray:
-    """(T, nq) MuJoCo configurations of a motion (root position, unit quaternion wxyz, joints)."""
-    qpos = np.tile(model.qpos0, (motion.num_frames, 1))
-    qpos[:, 0:3] = motion.root_pos_w
-    qpos[:, 3:7] = motion.root_quat_w / np.linalg.norm(motion.root_quat_w, axis=1, keepdims=True)
-    qpos[:, dof_qpos_indices(model, robot)] = motion.dof_pos
-    return qpos
 
 
 def _contact_depths(model: mujoco.MjModel, data: mujoco.MjData, floor_geoms: set[int]) -> tuple[float, float]:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mujoco
 import numpy as np
 
 from retarget.asap_pkl import RobotMotion, asap_dict_to_motion, read_motion_library
 from retarget.contacts import FootContacts, detect_foot_contacts
 from retarget.errors import MotionFileError
-from robots.mujoco_model import dof_qpos_indices
-from robots.registry import ROBOT_NAMES, load_robot_spec
+from retarget.asap_pkl import motion_qpos  # noqa: F401  (re-exported for the viz modules)
+from robots.registry import load_robot_spec, robot_for_dof_count
 
 
 def _matches(key: str, clip: str) -> bool:
@@ -49,20 +48,7 @@ def robot_for_motion(motion: RobotMotion, robot: str | None = None) -> str:
                 None, f"clip {motion.name!r} has {motion.dof_pos.shape[1]} joints, {robot} {spec.num_dof}"
             )
         return robot
-    for name in ROBOT_NAMES:
-        if load_robot_spec(name).num_dof == motion.dof_pos.shape[1]:
-            return name
-    raise MotionFileError(None, f"clip {motion.name!r} has {motion.dof_pos.shape[1]} joints; no bundled robot matches")
-
-
-def motion_qpos(model: mujoco.MjModel, robot_name: str, motion: RobotMotion) -> np.ndarray:
-    """(T, nq) MuJoCo configurations of `motion` (free joint: position, wxyz quaternion)."""
-    robot = load_robot_spec(robot_name)
-    qpos = np.tile(model.qpos0, (motion.num_frames, 1))
-    qpos[:, 0:3] = motion.root_pos_w
-    qpos[:, 3:7] = motion.root_quat_w / np.linalg.norm(motion.root_quat_w, axis=1, keepdims=True)
-    qpos[:, dof_qpos_indices(model, robot)] = motion.dof_pos
-    return qpos
+    return robot_for_dof_count(motion.dof_pos.shape[1]).name
 
 
 def source_skeleton_joints(source: str | Path, fps: float, robot_name: str, num_frames: int) -> np.ndarray:
