@@ -75,6 +75,42 @@ def fit(collection: Path, output: Path, joints: str, epochs: int, method: str, i
                   f"MLP fit RMS {stats['fit_rms_rad']:.4f} rad")  # fmt: skip
 
 
+@delta.command("sysid")
+@click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Identified profile (.json).")
+@click.option("--max-transitions", type=click.IntRange(min=1), default=400, show_default=True)
+def sysid(collection: Path, output: Path, max_transitions: int) -> None:
+    """SysID baseline: identify Kp ratios per joint group, delay and torso mass from recorded rollouts."""
+    from trainers.delta.collection import read_collection
+    from trainers.delta.sysid import SysIdConfig, identify
+    from trainers.real.profiles import save_profile
+
+    trajs = list(read_collection(collection).values())
+    result = identify(trajs, SysIdConfig(max_transitions=max_transitions))
+    save_profile(result.profile, output)
+    text = ", ".join(f"{k} {v:g}" for k, v in result.parameters.items())
+    console.print(f"identified: {text}", highlight=False)
+    console.print(f"one-step residual RMS {result.rms_nominal:.5f} (nominal) → {result.rms_identified:.5f} "
+                  f"({result.evaluations} models); wrote {output} (train finetune --sim real --real {output})")  # fmt: skip
+
+
+@delta.command("fit-dynamics")
+@click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Δs model file (.pt).")
+@click.option("--epochs", type=click.IntRange(min=1), default=1500, show_default=True)
+def fit_dynamics(collection: Path, output: Path, epochs: int) -> None:
+    """DeltaDynamics baseline: learn the state residual s' − f_sim(s, a) from recorded transitions."""
+    from trainers.delta.collection import read_collection
+    from trainers.delta.dynamics import DeltaDynamicsConfig, fit_delta_dynamics
+
+    trajs = list(read_collection(collection).values())
+    model, stats = fit_delta_dynamics(trajs, DeltaDynamicsConfig(epochs=epochs))
+    model.save(output)
+    console.print(f"wrote {output}: {stats['transitions']} transitions, Δq label RMS "
+                  f"{stats['label_rms_dof_pos_rad']:.5f} rad, fit residual {stats['fit_residual_rms_dof_pos_rad']:.5f} rad, "
+                  f"explained variance {stats['explained_variance']:.2f} (train finetune --sim dynamics --delta {output})")  # fmt: skip
+
+
 @delta.command("eval")
 @click.argument("collection", metavar="HELDOUT.pkl", type=click.Path(path_type=Path))
 @click.option("--delta", "delta_path", type=click.Path(path_type=Path), default=None, help="Learned Δa (.pt).")

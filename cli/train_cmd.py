@@ -79,13 +79,16 @@ def track(motion: Path, clip: str | None, output: Path, iterations: int, num_env
 @train.command()
 @click.option("--policy", "policy_run", type=click.Path(path_type=Path), required=True,
               help="Pre-trained run folder (or checkpoint) to start from.")
-@click.option("--delta", default=None, help="Frozen Δa: DELTA.pt, analytic:PROFILE or constant:VALUE (--sim delta).")
+@click.option("--delta", default=None,
+              help="--sim delta: frozen Δa (DELTA.pt, analytic:PROFILE, noise:STD, constant:VALUE); "
+                   "--sim dynamics: the Δs model (delta fit-dynamics).")
 @click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
 @click.option("--clip", default=None, help="Fine-tune on this clip only.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="New run folder (resumes).")
-@click.option("--sim", type=click.Choice(["delta", "nominal", "real"]), default="delta", show_default=True,
-              help="delta: nominal + Δa (ASAP); nominal: Continued; real: Oracle (needs --real).")
-@click.option("--real", "real_profile", default=None, help="\"Real\" profile for --sim real.")
+@click.option("--sim", type=click.Choice(["delta", "nominal", "real", "dynamics"]), default="delta", show_default=True,
+              help="delta: nominal + Δa (ASAP; noise:STD = ActionNoise); nominal: Continued; real: a profile (Oracle) "
+                   "or an identified sysid.json (SysID), needs --real; dynamics: nominal + Δs (DeltaDynamics).")
+@click.option("--real", "real_profile", default=None, help="\"Real\" profile name or sysid.json for --sim real.")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
 @click.option("--num-envs", type=click.IntRange(min=1), default=None, help="Default: the pre-trained run's.")
 @click.option("--seed", type=int, default=0, show_default=True)

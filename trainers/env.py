@@ -182,6 +182,12 @@ class TrackingEnv:
             offset = self.q_default
         return self.cfg.sim.action_scale * a + offset
 
+    def after_physics(self, unstable: np.ndarray) -> None:
+        """Called once per policy step after the physics, before anything reads the new state.
+
+        Nothing here; a simulator that edits the state it produced (delta dynamics) overrides it.
+        """
+
     def step(self, actions: torch.Tensor | np.ndarray) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict]:
         act = np.asarray(actions.detach().numpy() if isinstance(actions, torch.Tensor) else actions, dtype=np.float64)
         self.last_action, self.action = self.action, np.clip(act, -self.cfg.sim.action_clip, self.cfg.sim.action_clip)
@@ -193,6 +199,7 @@ class TrackingEnv:
             self.batch.step(nstep=self.cfg.sim.decimation, stage=mujoco.mjtStage.mjSTAGE_VEL)
         except mujoco.batch.SimulationError as exc:
             unstable[exc.ids] = True
+        self.after_physics(unstable)
         self.time_s += self.policy_dt_s
         self.episode_length_buf += 1
         self.state = self._make_state(ref, unstable)

@@ -6,8 +6,9 @@ PD target q*(a) to Δa (N, D). They hold no trainable state: the learned MLP is 
 (``requires_grad_(False)``, evaluated under ``torch.no_grad``), so no policy gradient can reach it.
 
 ``--delta`` specs: a learned model file ``DELTA.pt`` (:mod:`trainers.delta.learned`),
-``analytic:PROFILE`` (the closed-form soft-joint Δa of a "real" profile) or ``constant:VALUE``
-(every joint, action units — for checks).
+``analytic:PROFILE`` (the closed-form soft-joint Δa of a "real" profile), ``noise:STD`` (Gaussian
+action noise of that standard deviation, action units: the paper's ActionNoise ablation) or
+``constant:VALUE`` (every joint, action units — for checks).
 """
 
 from __future__ import annotations
@@ -50,6 +51,20 @@ class ConstantDeltaAction:
         return np.broadcast_to(self.value, target.shape).copy()
 
 
+class NoiseDeltaAction:
+    """Δa ~ N(0, std²) per joint and step, independent of the state (the ActionNoise baseline)."""
+
+    def __init__(self, std: float, seed: int = 0):
+        if not std >= 0.0:
+            raise DeltaSpecError(f"noise:{std}: the standard deviation must be ≥ 0")
+        self.std = float(std)
+        self.rng = np.random.default_rng(seed)
+        self.name = f"noise:{self.std:g}"
+
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+        return self.rng.normal(0.0, self.std, target.shape)
+
+
 class AnalyticDeltaAction:
     """Δa = (r − 1)(q* − q)/s: a nominal PD that acts like the profile's softer joints (held for a policy step)."""
 
@@ -84,14 +99,20 @@ class LearnedDeltaAction:
         return full / action_scale
 
 
-def load_delta_action(spec: str | Path) -> DeltaAction:
-    """A delta action from a ``--delta`` spec (see the module docstring)."""
+def load_delta_action(spec: str | Path, seed: int = 0) -> DeltaAction:
+    """A delta action from a ``--delta`` spec (see the module docstring); ``seed`` seeds ``noise:``."""
     text = str(spec)
     if text.startswith("analytic:"):
         try:
             return AnalyticDeltaAction(text.split(":", 1)[1])
         except AsapRetargetError as exc:
             raise DeltaSpecError(f"--delta {text}: {exc}") from exc
+    if text.startswith("noise:"):
+        try:
+            std = float(text.split(":", 1)[1])
+        except ValueError as exc:
+            raise DeltaSpecError(f"--delta {text}: the standard deviation is not a number") from exc
+        return NoiseDeltaAction(std, seed)
     if text.startswith("constant:"):
         try:
             return ConstantDeltaAction(float(text.split(":", 1)[1]))
@@ -99,5 +120,5 @@ def load_delta_action(spec: str | Path) -> DeltaAction:
             raise DeltaSpecError(f"--delta {text}: the value is not a number") from exc
     path = Path(text)
     if not path.is_file():
-        raise DeltaSpecError(f"{path}: no such delta model file (or use analytic:PROFILE / constant:VALUE)")
+        raise DeltaSpecError(f"{path}: no such delta model file (or use analytic:PROFILE / noise:STD / constant:VALUE)")
     return LearnedDeltaAction(LearnedDelta.load(path), name=f"learned:{path.name}")

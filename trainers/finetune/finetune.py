@@ -1,8 +1,10 @@
 """``finetune_policy``: ASAP stage 3 — continue PPO from a pre-trained run in a chosen simulator.
 
-Simulators (``sim``): ``delta`` the nominal G1 with the frozen Δa added to every action (ASAP);
-``nominal`` the unchanged simulator (the *Continued* control: the same extra budget without a
-correction); ``real`` the "real" profile itself (the *Oracle* upper bound). Same rewards,
+Simulators (``sim``): ``delta`` the nominal G1 with the frozen Δa added to every action (ASAP; with
+``noise:STD`` as the Δa, the *ActionNoise* ablation); ``nominal`` the unchanged simulator (the
+*Continued* control: the same extra budget without a correction); ``real`` a "real" profile — the
+profile itself (the *Oracle* upper bound) or one identified from rollouts, a ``sysid.json``
+(*SysID*); ``dynamics`` the nominal G1 with a learned state residual Δs (*DeltaDynamics*). Same rewards,
 observations and PPO settings as pre-training (read from the pre-trained run's config.json);
 weights, optimizer, learning rate and curricula start from its checkpoint.
 
@@ -26,7 +28,9 @@ from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
 from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import load_delta_action
+from trainers.delta.dynamics import DeltaDynamics
 from trainers.finetune.delta_env import DeltaActionEnv
+from trainers.finetune.dynamics_env import DeltaDynamicsEnv
 from trainers.finetune.provenance import sha256_file
 from trainers.policy_io import find_checkpoint
 from trainers.ppo.runner import OnPolicyRunner
@@ -35,7 +39,7 @@ from trainers.real.profiles import get_profile
 from trainers.reference import load_references
 from trainers.train import plot_learning_curve
 
-SIMULATORS = ("delta", "nominal", "real")
+SIMULATORS = ("delta", "nominal", "real", "dynamics")
 
 
 @dataclass(frozen=True)
@@ -64,9 +68,12 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
         raise ConfigError(f"--sim {sim!r}: valid choices are {', '.join(SIMULATORS)}")
     if sim == "delta" and delta is None:
         raise ConfigError("fine-tuning in the delta simulator needs --delta DELTA.pt (or analytic:PROFILE)")
+    if sim == "dynamics" and delta is None:
+        raise ConfigError("fine-tuning in the delta-dynamics simulator needs --delta DYNAMICS.pt")
     if sim == "real" and real_profile is None:
         raise ConfigError("fine-tuning in the real simulator (Oracle) needs --real PROFILE")
-    delta_action = load_delta_action(delta) if sim == "delta" else None
+    delta_action = load_delta_action(delta, seed) if sim == "delta" else None
+    dynamics = DeltaDynamics.load(delta) if sim == "dynamics" else None
     if sim == "real":
         get_profile(real_profile)  # an unknown profile fails before anything is written
     ckpt = find_checkpoint(policy_run)
@@ -83,15 +90,19 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
     n = int(base.get("num_envs", 64) if num_envs is None else num_envs)
     if sim == "delta":
         env = DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
+    elif sim == "dynamics":
+        env = DeltaDynamicsEnv(refs, n, env_cfg, seed=seed, model=nominal, dynamics=dynamics)
     else:
         model = nominal if sim == "nominal" else build_real_model(real_profile, env_cfg.sim)
         env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
     delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
     record = {
         "base_checkpoint": str(ckpt.resolve()), "base_sha256": sha256_file(ckpt), "sim": sim,
-        "delta": None if delta_action is None else str(delta), "delta_name": getattr(delta_action, "name", None),
-        "delta_sha256": sha256_file(delta_path) if delta_path is not None and sim == "delta" else None,
-        "real_profile": real_profile if sim == "real" else None, "iterations": iterations,
+        "delta": str(delta) if sim in ("delta", "dynamics") else None, "delta_name": getattr(delta_action, "name", None),
+        "delta_sha256": sha256_file(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
+        "real_profile": str(real_profile) if sim == "real" else None, "iterations": iterations,
+        "real_profile_sha256": sha256_file(Path(real_profile)) if sim == "real" and str(real_profile).endswith(".json")
+        else None,
     }  # fmt: skip
     config = {**base, "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
               "num_envs": n, "seed": seed, "finetune": record}  # fmt: skip

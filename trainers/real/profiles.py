@@ -15,7 +15,9 @@ to the training model itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from retarget.errors import AsapRetargetError
 
@@ -99,10 +101,35 @@ PROFILES: dict[str, RealProfile] = {
 }
 
 
+def save_profile(profile: RealProfile, path: str | Path) -> Path:
+    """Write a profile as JSON (what system identification produces), atomically."""
+    from retarget.asap_pkl import atomic_write
+
+    text = json.dumps(asdict(profile), indent=2)
+    atomic_write(Path(path), lambda tmp: tmp.write_text(text))
+    return Path(path)
+
+
+def load_profile_file(path: str | Path) -> RealProfile:
+    """A profile from a JSON file written by :func:`save_profile`."""
+    try:
+        data = json.loads(Path(path).read_text())
+        for key in ("kp_scale", "kd_scale"):
+            data[key] = tuple((str(s), float(v)) for s, v in data.get(key, ()))
+        return RealProfile(**data)
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise UnknownProfileError(f"{path}: not a real-profile JSON file ({exc})") from exc
+
+
 def get_profile(name: str | RealProfile) -> RealProfile:
-    """The profile called ``name`` (a profile passes through). Raises :class:`UnknownProfileError`."""
+    """The profile called ``name``, or read from ``name`` if it ends in ``.json`` (a profile passes through).
+
+    Raises :class:`UnknownProfileError`.
+    """
     if isinstance(name, RealProfile):
         return name
+    if str(name).endswith(".json"):
+        return load_profile_file(name)
     if name not in PROFILES:
         raise UnknownProfileError(f"unknown real profile {name!r}; valid choices: {', '.join(PROFILES)}")
     return PROFILES[name]

@@ -1,0 +1,82 @@
+"""One-step replay of recorded transitions: from recorded s_t with the recorded target q*_t, what a model predicts for s_{t+1}.
+
+Both system identification (which model parameters make the prediction match the recording) and the
+delta-dynamics baseline (the residual s_{t+1} − f_sim(s_t, a_t) as a label) start here. A delayed
+actuator's history is filled with the *previous* recorded target, q*_{t−1}, which is what a delayed
+robot was still executing at the start of step t (before the first frame: the start pose, held).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from retarget.rotations import quat_to_matrix
+from trainers.delta.collection import Trajectory
+from trainers.real.stepper import PdRobot
+
+VELOCITY_WEIGHT_S = 0.02
+"""Velocities enter residuals multiplied by one policy step [s], so that they weigh like the positions they move."""
+
+
+@dataclass(frozen=True)
+class NextStates:
+    """(M, ·) next states of M transitions, world frame, wxyz quaternions."""
+
+    dof_pos: np.ndarray
+    dof_vel: np.ndarray
+    root_pos_w: np.ndarray
+    root_quat_w: np.ndarray
+    root_lin_vel_w: np.ndarray
+    root_ang_vel_w: np.ndarray
+
+    def vector(self) -> np.ndarray:
+        """(M, 2D + 9) [q, 0.02·q̇, root position, 0.02·root velocities]: comparable units."""
+        w = VELOCITY_WEIGHT_S
+        return np.concatenate([self.dof_pos, w * self.dof_vel, self.root_pos_w, w * self.root_lin_vel_w,
+                               w * self.root_ang_vel_w], axis=1)  # fmt: skip
+
+
+def transitions(trajs: list[Trajectory]) -> list[tuple[Trajectory, int]]:
+    """Every recorded (trajectory, t) with a next frame t + 1."""
+    return [(traj, t) for traj in trajs for t in range(traj.num_frames - 1)]
+
+
+def recorded_next(pairs: list[tuple[Trajectory, int]]) -> NextStates:
+    """The recorded s_{t+1} of every transition."""
+    return NextStates(
+        np.array([tr.dof_pos[t + 1] for tr, t in pairs]), np.array([tr.dof_vel[t + 1] for tr, t in pairs]),
+        np.array([tr.root_pos_w[t + 1] for tr, t in pairs]), np.array([tr.root_quat_w[t + 1] for tr, t in pairs]),
+        np.array([tr.root_lin_vel_w[t + 1] for tr, t in pairs]),
+        np.array([tr.root_ang_vel_w[t + 1] for tr, t in pairs]),
+    )  # fmt: skip
+
+
+def predict_next(model: mujoco.MjModel, pairs: list[tuple[Trajectory, int]]) -> NextStates:
+    """f_model(s_t, q*_t) for every transition: reset to the recording, hold the recorded target one policy step."""
+    robot = PdRobot(model)
+    out: dict[str, list[np.ndarray]] = {k: [] for k in NextStates.__dataclass_fields__}
+    for traj, t in pairs:
+        rot = quat_to_matrix(traj.root_quat_w[t])
+        # At t = 0 nothing was sent before: the collector starts a delayed robot holding its start pose.
+        previous = traj.pd_target[t - 1] if t > 0 else traj.dof_pos[0]
+        robot.reset(traj.dof_pos[t], traj.dof_vel[t], targets=previous, root_pos_w=traj.root_pos_w[t],
+                    root_quat_w=traj.root_quat_w[t], root_lin_vel_w=traj.root_lin_vel_w[t],
+                    root_ang_vel_b=rot.T @ traj.root_ang_vel_w[t])  # fmt: skip
+        robot.step_policy(traj.pd_target[t])
+        quat = robot.root_quat_w
+        out["dof_pos"].append(robot.dof_pos)
+        out["dof_vel"].append(robot.dof_vel)
+        out["root_pos_w"].append(robot.root_pos_w)
+        out["root_quat_w"].append(quat)
+        out["root_lin_vel_w"].append(robot.root_lin_vel_w)
+        out["root_ang_vel_w"].append(quat_to_matrix(quat) @ robot.root_ang_vel_b)
+    return NextStates(**{k: np.array(v) for k, v in out.items()})
+
+
+def one_step_rms(model: mujoco.MjModel, pairs: list[tuple[Trajectory, int]], target: NextStates | None = None) -> float:
+    """RMS of the one-step residual (:meth:`NextStates.vector` units) of ``model`` over the transitions."""
+    target = recorded_next(pairs) if target is None else target
+    return float(np.sqrt(np.mean((predict_next(model, pairs).vector() - target.vector()) ** 2)))
