@@ -49,3 +49,19 @@ def test_unknown_clip_and_missing_run_are_clear_errors(tmp_path):
     assert result.exit_code == 1 and "no clip 'nope'" in result.output
     result = cli.invoke(main, ["eval-policy", str(tmp_path / "missing"), "--motion", str(lib)])
     assert result.exit_code == 1 and "no such run folder" in result.output
+
+
+def test_wall_clock_budget_and_termination_start(tmp_path):
+    """--max-minutes stops after the first iteration past the budget; --termination-init-m sets the drift curriculum."""
+    run = tmp_path / "run"
+    lib = asap_reference(CLIP)
+    args = ["train", "track", "--motion", str(lib), "-o", str(run), "--iterations", "50", "--num-envs", "2",
+            "--threads", "1", "--max-minutes", "0.0001", "--termination-init-m", "0.2"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader((run / "learning_curve.csv").open()))
+    assert len(rows) == 1  # 6 ms of budget: one iteration, then stop (checkpoint written)
+    assert (run / "model_last.pt").exists()
+    curriculum = json.loads((run / "config.json").read_text())["env"]["curriculum"]
+    assert curriculum["termination_distance_init_m"] == 0.2 and curriculum["termination_distance_min_m"] == 0.2
+    assert float(rows[0]["termination_distance_m"]) <= 0.2

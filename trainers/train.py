@@ -39,9 +39,12 @@ class TrainResult:
 def train_track(
     library: str | Path, run_dir: str | Path, clip: str | None = None, iterations: int = 100, num_envs: int = 64,
     seed: int = 0, env_cfg: TrackingEnvConfig | None = None, ppo_cfg: PPOConfig | None = None,
-    on_iteration: Callable[[dict], None] | None = None, checkpoint_every: int = 50,
+    on_iteration: Callable[[dict], None] | None = None, checkpoint_every: int = 50, max_minutes: float | None = None,
 ) -> TrainResult:  # fmt: skip
-    """Train a tracking policy on ``library`` (or one ``clip`` of it) for ``iterations`` PPO iterations."""
+    """Train a tracking policy on ``library`` (or one ``clip`` of it) for ``iterations`` PPO iterations.
+
+    ``max_minutes`` ends the call earlier, after the first iteration past that wall-clock budget.
+    """
     env_cfg = TrackingEnvConfig() if env_cfg is None else env_cfg
     ppo_cfg = PPOConfig() if ppo_cfg is None else ppo_cfg
     run_dir = Path(run_dir)
@@ -60,7 +63,8 @@ def train_track(
     resumed = run_dir / "model_last.pt" if (run_dir / "model_last.pt").exists() else None
     if resumed is not None:
         runner.load(resumed)
-    rows = runner.learn(iterations, on_iteration=on_iteration, checkpoint_every=checkpoint_every)
+    max_wall_s = None if max_minutes is None else 60.0 * max_minutes
+    rows = runner.learn(iterations, on_iteration=on_iteration, checkpoint_every=checkpoint_every, max_wall_s=max_wall_s)
     plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
     return TrainResult(run_dir, rows, resumed)
 

@@ -24,9 +24,14 @@ Policy = Callable[[torch.Tensor], torch.Tensor]
 
 
 def evaluate_in_profile(policy: Policy, references: list[MotionReference], profile: str, env_cfg: TrackingEnvConfig,
-                        episodes_per_clip: int = 1, seed: int = 0) -> tuple[TrackingMetrics, list[ClipEvaluation]]:  # fmt: skip
-    """Overall (frame-weighted) and per-clip metrics of ``policy`` run in ``profile`` (deterministic starts)."""
-    cfg = eval_env_config(env_cfg)
+                        episodes_per_clip: int = 1, seed: int = 0, domain_rand: bool = False,
+                        ) -> tuple[TrackingMetrics, list[ClipEvaluation]]:  # fmt: skip
+    """Overall (frame-weighted) and per-clip metrics of ``policy`` run in ``profile`` from phase 0.
+
+    With ``domain_rand`` each episode's physics is randomized around the profile (friction, masses,
+    gains), drawn from ``seed``: the same seed gives every policy the same episodes (matched starts).
+    """
+    cfg = eval_env_config(env_cfg, domain_rand)
     model = build_real_model(profile, cfg.sim)
     clip_ids = np.repeat(np.arange(len(references)), episodes_per_clip)
     env = TrackingEnv(references, len(clip_ids), cfg, seed=seed, model=model)

@@ -44,8 +44,10 @@ class OnPolicyRunner:
         self.lengths: deque[float] = deque(maxlen=200)
 
     def learn(self, num_iterations: int, on_iteration: Callable[[dict], None] | None = None,
-              checkpoint_every: int = 50) -> list[dict]:  # fmt: skip
+              checkpoint_every: int = 50, max_wall_s: float | None = None) -> list[dict]:  # fmt: skip
+        """Up to ``num_iterations`` iterations; stops after the first one that ends past ``max_wall_s`` seconds."""
         env, cfg = self.env, self.cfg
+        call_start = time.perf_counter()
         obs, extras = env.get_observations()
         critic_obs = extras["observations"]["critic"]
         ep_return = torch.zeros(env.num_envs)
@@ -99,6 +101,8 @@ class OnPolicyRunner:
                     self.save(self.run_dir / f"model_{self.iteration}.pt")
             if on_iteration is not None:
                 on_iteration(row)
+            if max_wall_s is not None and time.perf_counter() - call_start >= max_wall_s:
+                break
         if self.run_dir is not None:
             self.save(self.run_dir / "model_last.pt")
         return rows
