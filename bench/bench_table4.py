@@ -35,19 +35,19 @@ from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from robots.registry import load_robot_spec  # noqa: E402
-from trainers.delta.collect import collect_rollouts  # noqa: E402
-from trainers.delta.collection import Trajectory, write_collection  # noqa: E402
-from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics  # noqa: E402
-from trainers.delta.learned import LearnedDelta, LearnedDeltaConfig, fit_learned_delta  # noqa: E402
-from trainers.delta.one_step import predict_next, recorded_next, transitions  # noqa: E402
-from trainers.delta.sysid import identify  # noqa: E402
-from trainers.finetune.finetune import finetune_policy  # noqa: E402
-from trainers.finetune.real_eval import evaluate_in_profile  # noqa: E402
-from trainers.policy_io import find_checkpoint, load_policy  # noqa: E402
-from trainers.real.model import build_real_model  # noqa: E402
-from trainers.real.profiles import save_profile  # noqa: E402
-from trainers.reference import load_references  # noqa: E402
+from robots.registry import load_robot_spec
+from trainers.delta.collect import collect_rollouts
+from trainers.delta.collection import Trajectory, write_collection
+from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
+from trainers.delta.learned import LearnedDelta, LearnedDeltaConfig, fit_learned_delta
+from trainers.delta.one_step import predict_next, recorded_next, transitions
+from trainers.delta.sysid import identify
+from trainers.finetune.finetune import finetune_policy
+from trainers.finetune.real_eval import evaluate_in_profile
+from trainers.policy_io import find_checkpoint, load_policy
+from trainers.real.model import build_real_model
+from trainers.real.profiles import save_profile
+from trainers.reference import load_references
 
 METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "evel_mm_per_frame", "completion")
 ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "Oracle")
@@ -111,7 +111,7 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
     """One-step prediction RMS of each corrected simulator on rollouts not used to fit it."""
     pairs = transitions(trajs)
     goal = recorded_next(pairs).vector()
-    rms = lambda pred: float(np.sqrt(np.mean((pred - goal) ** 2)))  # noqa: E731
+    rms = lambda pred: float(np.sqrt(np.mean((pred - goal) ** 2)))
     nominal = build_real_model("nominal")
     plain = predict_next(nominal, pairs)
     rows = {"nominal": rms(plain.vector()), "Oracle": rms(predict_next(build_real_model(real), pairs).vector()),

@@ -71,7 +71,8 @@ def test_sysid_recovers_the_soft_ankle_delay_robot_and_round_trips_as_json(rollo
     result = identify([rollouts["soft_ankles_delay"]], cfg)
     assert result.parameters == {"delay_physics_steps": 4.0, "kp_ankles": 0.65, "kp_legs": 1.0, "kp_waist": 1.0,
                                  "kp_arms": 1.0, "torso_mass_offset_kg": 0.0}  # fmt: skip
-    assert result.rms_identified < 1e-6 < 1e-4 < result.rms_nominal
+    assert result.rms_identified < 1e-6
+    assert result.rms_nominal > 1e-4
     profile = result.profile
     assert profile.kp_multiplier("left_ankle_roll_joint") == 0.65 and profile.kp_multiplier("left_knee_joint") == 1.0
     path = save_profile(profile, tmp_path / "sysid.json")
@@ -172,3 +173,26 @@ def test_sysid_and_fit_dynamics_commands(rollouts, tmp_path):
     assert out.exit_code == 1 and "missing.pkl" in out.output
     assert not (tmp_path / "t.json").exists()
     assert issubclass(UnknownProfileError, AsapRetargetError)
+
+
+def test_resets_of_a_delayed_robot_start_from_a_held_pose_like_the_single_robot_stepper(refs):
+    """A TrackingEnv on a delayed "real" model, reset at a phase, then one zero-action step: the same joints as the
+    single-robot stepper reset to the same state (history filled with the start pose), to 1e-9 rad."""
+    from trainers.real.stepper import PdRobot
+
+    cfg = eval_env_config(dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim,
+                                                                                            num_threads=1)))  # fmt: skip
+    model = build_real_model("soft_ankles_delay")
+    env = TrackingEnv(refs, 2, cfg, seed=0, model=model)
+    env.step(np.zeros((2, D)))  # fill the history with something else first
+    env.reset_envs(np.arange(2), start_phase=np.array([0.2, 0.6]), clip_ids=np.zeros(2, int))
+    s = env.state
+    start = [(s.dof_pos[i].copy(), env._qpos[i].copy(), env._qvel[i].copy()) for i in range(2)]
+    target = env.pd_targets(np.zeros((2, D)))
+    env.step(np.zeros((2, D)))
+    robot = PdRobot(build_real_model("soft_ankles_delay"))
+    for i, (q, qpos, qvel) in enumerate(start):
+        robot.reset(q, qvel[env.qvel_adr], targets=q, root_pos_w=qpos[:3], root_quat_w=qpos[3:7],
+                    root_lin_vel_w=qvel[:3], root_ang_vel_b=qvel[3:6])  # fmt: skip
+        robot.step_policy(target[i])
+        np.testing.assert_allclose(env._qpos[i, env.qpos_adr], robot.dof_pos, atol=1e-9)

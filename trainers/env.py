@@ -17,6 +17,7 @@ from robots.registry import load_robot_spec
 from trainers import observations as obs_terms
 from trainers.config import ActionOffset, TrackingEnvConfig
 from trainers.randomization import push_velocity, randomize_batch
+from trainers.real.model import fill_batch_target_history
 from trainers.reference import MotionReference, ReferenceFrame, body_layout, point_site_and_body_ids
 from trainers.sim_model import build_training_model, default_joint_pos, joint_addresses
 from trainers.state import TrackingState
@@ -47,6 +48,9 @@ class TrackingEnv:
         self._qpos, self._qvel, self._ctrl = b.bind("qpos"), b.bind("qvel"), b.bind("ctrl")
         self._xpos, self._xquat, self._site_xpos = b.bind("xpos"), b.bind("xquat"), b.bind("site_xpos")
         self._cvel, self._subtree_com, self._force = b.bind("cvel"), b.bind("subtree_com"), b.bind("actuator_force")
+        # Delayed actuators (a "real" profile) keep a history of targets; resets fill it (see reset_envs).
+        self._history = b.bind("history") if self.model.nhistory else None
+        self._history_scratch = mujoco.MjData(self.model) if self.model.nhistory else None
         n, d = self.num_envs, self.num_actions
         self.frame_size = obs_terms.frame_size(d)
         self.num_obs = self.frame_size * cfg.obs.history_len
@@ -160,6 +164,10 @@ class TrackingEnv:
         qvel[:, self.qvel_adr] = ref.dof_vel[ids]
         self._qpos[ids], self._qvel[ids] = qpos, qvel
         self._ctrl[ids] = ref.dof_pos[ids]
+        if self._history is not None:
+            # A delayed robot starts holding its start pose: without this, the zeros a reset leaves in the
+            # target history pull every joint toward q = 0 for the first ``delay`` physics steps.
+            fill_batch_target_history(self.model, self._history, ids, qpos[:, self.qpos_adr], self._history_scratch)
         self.batch.forward(ids)
         self.action[ids] = self.last_action[ids] = 0.0
         self.episode_length_buf[torch.as_tensor(ids)] = 0

@@ -34,15 +34,12 @@ def eval_env_config(cfg: TrackingEnvConfig, domain_rand: bool = False) -> Tracki
 
 
 def rollout_episodes(
-    policy: Policy, env: TrackingEnv, clip_ids: np.ndarray, after_reset: Callable[[TrackingEnv], None] | None = None
+    policy: Policy, env: TrackingEnv, clip_ids: np.ndarray
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """One episode per environment on clip ``clip_ids[i]``, from phase 0 until it ends or fails (0.5 m rule).
-    ``after_reset`` may prepare the simulator once the environments are reset (e.g. an actuator delay's history)."""
+    """One episode per environment on clip ``clip_ids[i]``, from phase 0 until it ends or fails (0.5 m rule)."""
     env.termination_distance_m = SUCCESS_DISTANCE_M
     n = env.num_envs
     env.reset_envs(np.arange(n), start_phase=np.zeros(n), clip_ids=clip_ids)
-    if after_reset is not None:
-        after_reset(env)
     robot = [[p] for p in env.state.point_pos_w]
     ref = [[p] for p in env.state.ref_point_pos_w]
     active = np.ones(n, dtype=bool)

@@ -21,7 +21,6 @@ from retarget.asap_pkl import RobotMotion
 from retarget.viz.motion_view import MotionRenderer, Panel, RenderConfig
 from retarget.viz.video import write_still, write_video
 from trainers.config import TrackingEnvConfig
-from trainers.delta.collect import _fill_batch_history
 from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config
 from trainers.metrics import SUCCESS_DISTANCE_M, TrackingMetrics, tracking_metrics
@@ -64,8 +63,6 @@ def play_policy(policy: Policy, reference: MotionReference, env_cfg: TrackingEnv
     env = _RecordingEnv([reference], 1, cfg, seed=0, model=model)
     env.termination_distance_m = np.inf  # play on through a fall
     env.reset_envs(np.zeros(1, dtype=int), start_phase=np.zeros(1), clip_ids=np.zeros(1, dtype=int))
-    # A delayed actuator must start from the reset targets, not from zeros.
-    _fill_batch_history(model, env.batch.bind("history"), np.arange(1), env.state.dof_pos)
     p, q, d = _root_and_dofs(env.state)
     root, quat, dofs = [p], [q], [d]
     points, ref_points = [env.state.point_pos_w[0]], [env.state.ref_point_pos_w[0]]

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import mujoco
 import numpy as np
 import torch
 
@@ -35,20 +34,6 @@ def zero_policy(num_actions: int) -> Policy:
     return lambda obs: torch.zeros(obs.shape[0], num_actions)
 
 
-def _fill_batch_history(model: mujoco.MjModel, history: np.ndarray, ids: np.ndarray, targets: np.ndarray) -> None:
-    """As :func:`trainers.real.model.fill_target_history`, for environments ``ids`` of a batch (bound ``history``)."""
-    if model.nhistory == 0:
-        return
-    scratch = mujoco.MjData(model)
-    for i in ids:
-        scratch.history[:] = history[i]
-        for a in range(model.nu):
-            n = int(model.actuator_history[a, 0])
-            if n:
-                mujoco.mj_initCtrlHistory(model, scratch, a, None, np.full((n, 1), float(targets[i, a])))
-        history[i] = scratch.history
-
-
 def collect_rollouts(policy: Policy | None, references: list[MotionReference], profile: str, env_cfg: TrackingEnvConfig | None = None,
                      episodes: int = 1, seed: int = 0) -> dict[str, Trajectory]:  # fmt: skip
     """``episodes`` rollouts per clip (the first from phase 0, the others from random phases) in ``profile``."""
@@ -63,7 +48,6 @@ def collect_rollouts(policy: Policy | None, references: list[MotionReference], p
     n = env.num_envs
     env.reset_envs(np.arange(n), start_phase=start, clip_ids=clip_ids)
     env.termination_distance_m = SUCCESS_DISTANCE_M
-    _fill_batch_history(model, env.batch.bind("history"), np.arange(n), env.state.dof_pos)
     frames: list[dict[str, np.ndarray]] = []
     active = np.ones(n, dtype=bool)
     alive = []

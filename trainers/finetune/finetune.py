@@ -26,9 +26,9 @@ import torch
 from retarget.asap_pkl import atomic_write
 from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
+from trainers.delta.dynamics import DeltaDynamics
 from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import load_delta_action
-from trainers.delta.dynamics import DeltaDynamics
 from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
 from trainers.finetune.provenance import sha256_file

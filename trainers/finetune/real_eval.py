@@ -1,8 +1,8 @@
 """Evaluate a policy alone (no Δa) in a "real" profile, from phase 0, with the paper's metrics.
 
 The deployment boundary: what runs here is the actor and the "real" model, nothing else. As in
-:func:`trainers.evaluate.rollout_episodes`, but the environment is given the "real" model and a
-delayed actuator's history is filled with the start pose (as collection does).
+:func:`trainers.evaluate.rollout_episodes`, but the environment is given the "real" model (its resets
+fill a delayed actuator's history with the start pose, as collection does).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import numpy as np
 import torch
 
 from trainers.config import TrackingEnvConfig
-from trainers.delta.collect import _fill_batch_history
 from trainers.env import TrackingEnv
 from trainers.evaluate import ClipEvaluation, eval_env_config, rollout_episodes, summarize_episodes
 from trainers.metrics import TrackingMetrics
@@ -35,11 +34,6 @@ def evaluate_in_profile(policy: Policy, references: list[MotionReference], profi
     model = build_real_model(profile, cfg.sim)
     clip_ids = np.repeat(np.arange(len(references)), episodes_per_clip)
     env = TrackingEnv(references, len(clip_ids), cfg, seed=seed, model=model)
-
-    def fill_delay_history(env: TrackingEnv) -> None:
-        # A delayed actuator must start from the reset targets, not from zeros.
-        _fill_batch_history(model, env.batch.bind("history"), np.arange(env.num_envs), env.state.dof_pos)
-
-    episodes = rollout_episodes(policy, env, clip_ids, after_reset=fill_delay_history)
+    episodes = rollout_episodes(policy, env, clip_ids)  # resets fill a delayed actuator's history
     return summarize_episodes(references, clip_ids, episodes, env.policy_dt_s)
 

@@ -68,3 +68,16 @@ def fill_target_history(model: mujoco.MjModel, data: mujoco.MjData, targets: np.
         nsample = int(model.actuator_history[i, 0])
         if nsample > 0:
             mujoco.mj_initCtrlHistory(model, data, i, None, np.full((nsample, 1), float(targets[i])))
+
+
+def fill_batch_target_history(model: mujoco.MjModel, history: np.ndarray, ids: np.ndarray, targets: np.ndarray,
+                              scratch: mujoco.MjData | None = None) -> None:  # fmt: skip
+    """:func:`fill_target_history` for simulations ``ids`` of a batch: ``history`` is the batch's bound
+    ``history`` array, ``targets`` (len(ids), nu). ``scratch`` is a reusable MjData of ``model``."""
+    if model.nhistory == 0:
+        return
+    scratch = mujoco.MjData(model) if scratch is None else scratch
+    for i, target in zip(ids, targets):
+        scratch.history[:] = history[i]
+        fill_target_history(model, scratch, target)
+        history[i] = scratch.history
