@@ -45,14 +45,19 @@ def train() -> None:
 @click.option("--max-minutes", type=click.FloatRange(min=0.0, min_open=True), default=None,
               help="Stop after this wall-clock budget (checkpoint written), even if iterations remain.")
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--ppo", type=click.Choice(["ours", "rsl-rl"]), default="ours", show_default=True,
+              help="PPO: the project's (trainers.ppo) or rsl-rl-lib 5.5's (pip install -e '.[rsl]'), same settings.")
 def track(motion: Path, clip: str | None, output: Path, iterations: int, num_envs: int, seed: int, threads: int,
           action_offset: str, no_domain_rand: bool, termination_init_m: float | None, max_minutes: float | None,
-          checkpoint_every: int) -> None:  # fmt: skip
+          checkpoint_every: int, ppo: str) -> None:  # fmt: skip
     """Phase-based motion tracking (ASAP stage 1): train a policy to track the clips of a library."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from trainers.config import ActionOffset, TrackingEnvConfig
     from trainers.train import train_track
+
+    if ppo == "rsl-rl":  # same signature and rows; checkpoints are rsl_rl's model_<it>.pt
+        from trainers.rsl_rl_train import train_track_rsl_rl as train_track
 
     cfg = TrackingEnvConfig()
     cfg = dataclasses.replace(
@@ -84,7 +89,8 @@ def track(motion: Path, clip: str | None, output: Path, iterations: int, num_env
         f"{last['iteration']} iterations, {last['env_steps']} env steps in {last['wall_s']:.0f} s; "
         f"mean episode return {last['mean_episode_return']:.1f}, length {last['mean_episode_length']:.0f} steps"
     )
-    console.print(f"wrote {result.run_dir}/model_last.pt, learning_curve.csv, learning_curve.png, config.json")
+    ckpt = "model_last.pt" if ppo == "ours" else "model_<it>.pt"
+    console.print(f"wrote {result.run_dir}/{ckpt}, learning_curve.csv, learning_curve.png, config.json")
 
 
 @train.command()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import pickle
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,7 +39,9 @@ def find_checkpoint(run: str | Path) -> Path:
         raise PolicyFileError(f"{run}: no such run folder or checkpoint")
     if (run / "model_last.pt").exists():
         return run / "model_last.pt"
-    found = sorted(run.glob("model_*.pt"), key=lambda p: p.stat().st_mtime)
+    # Newest by iteration number (model_<it>.pt), not by file time: copies and resumes reorder mtimes.
+    number = lambda p: int(m.group(1)) if (m := re.fullmatch(r"model_(\d+)\.pt", p.name)) else -1
+    found = sorted(run.glob("model_*.pt"), key=lambda p: (number(p), p.stat().st_mtime))
     if not found:
         raise PolicyFileError(f"{run}: no checkpoint (model_*.pt) in this folder")
     return found[-1]
@@ -51,8 +55,13 @@ def load_policy(run: str | Path) -> LoadedPolicy:
     try:
         config = json.loads(config_path.read_text())
         payload = torch.load(ckpt, weights_only=True)
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
         raise PolicyFileError(f"{ckpt}: cannot read the checkpoint or its config: {exc}") from exc
+    if isinstance(payload, dict) and "actor_state_dict" in payload:  # trained with --ppo rsl-rl
+        from trainers.rsl_rl_adapter import rsl_rl_policy
+
+        return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"]), ckpt,
+                            int(payload.get("iter", 0)) + 1)  # fmt: skip
     ppo = config["ppo"]
     cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
     policy = ActorCritic(payload["num_obs"], payload["num_privileged_obs"], payload["num_actions"],

@@ -113,13 +113,7 @@ class OnPolicyRunner:
             f.write(json.dumps({"iteration": row["iteration"], **row["episode_terms"]}) + "\n")
 
     def _append_curve(self, row: dict) -> None:
-        path = self.run_dir / "learning_curve.csv"
-        new = not path.exists()
-        with path.open("a", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
-            if new:
-                writer.writeheader()
-            writer.writerow({k: row[k] for k in CURVE_FIELDS})
+        append_learning_curve(self.run_dir / "learning_curve.csv", row)
 
     def save(self, path: str | Path) -> None:
         payload = {
@@ -144,3 +138,13 @@ class OnPolicyRunner:
             self.env.penalty_scale = payload["penalty_scale"]
             self.env.termination_distance_m = payload["termination_distance_m"]
         return payload
+
+
+def append_learning_curve(path: Path, row: dict) -> None:
+    """Append one iteration's row (the :data:`CURVE_FIELDS` columns) to a learning-curve CSV, header first."""
+    new = not path.exists()
+    with path.open("a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+        if new:
+            writer.writeheader()
+        writer.writerow({k: row[k] for k in CURVE_FIELDS})
