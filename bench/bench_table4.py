@@ -40,7 +40,7 @@ from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
 from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
 from trainers.delta.learned import LearnedDelta, LearnedDeltaConfig, fit_learned_delta
-from trainers.delta.one_step import predict_next, recorded_next, transitions
+from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.delta.sysid import identify
 from trainers.finetune.finetune import finetune_policy
 from trainers.finetune.real_eval import evaluate_in_profile
@@ -56,12 +56,14 @@ ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP"
 def fit_corrections(out: Path, trajs: list[Trajectory], joints: str) -> dict:
     """Fit Δa, SysID and Δs on the same rollouts; the noise level matching Δa's RMS."""
     t = time.perf_counter()
-    delta, dstats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints))
+    delta, dstats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, previous_target=True))
     delta.save(out / "delta.pt")
     scale = trajs[0].action_scale
     pairs = transitions(trajs)
+    prev = {id(tr): previous_targets(tr) for tr in trajs}
     da = np.array([delta.delta_target(tr.pd_target[i], tr.dof_pos[i], tr.dof_vel[i], tr.root_quat_w[i],
-                                      tr.root_ang_vel_w[i])[delta.joint_ids] for tr, i in pairs]) / scale  # fmt: skip
+                                      tr.root_ang_vel_w[i], prev[id(tr)][i])[delta.joint_ids]
+                   for tr, i in pairs]) / scale  # fmt: skip
     noise_std = float(np.sqrt((da**2).mean()))
     t_delta = time.perf_counter() - t
     t = time.perf_counter()
@@ -117,15 +119,17 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
     rows = {"nominal": rms(plain.vector()), "Oracle": rms(predict_next(build_real_model(real), pairs).vector()),
             "SysID": rms(predict_next(build_real_model(str(out / "sysid.json")), pairs).vector())}  # fmt: skip
     delta = LearnedDelta.load(out / "delta.pt")
+    prev = {id(tr): previous_targets(tr) for tr in trajs}
     shifted = [dataclasses.replace(tr, pd_target=tr.pd_target + np.array([
-        delta.delta_target(tr.pd_target[i], tr.dof_pos[i], tr.dof_vel[i], tr.root_quat_w[i], tr.root_ang_vel_w[i])
-        for i in range(tr.num_frames)])) for tr in trajs]  # fmt: skip
+        delta.delta_target(tr.pd_target[i], tr.dof_pos[i], tr.dof_vel[i], tr.root_quat_w[i], tr.root_ang_vel_w[i],
+                           prev[id(tr)][i]) for i in range(tr.num_frames)])) for tr in trajs]  # fmt: skip
     rows["ASAP"] = rms(predict_next(nominal, transitions(shifted)).vector())
     dyn = DeltaDynamics.load(out / "dynamics.pt")
     from retarget.rotations import quat_to_matrix
 
     ds = np.concatenate([dyn(tr.pd_target[i][None], tr.dof_pos[i][None], tr.dof_vel[i][None], tr.root_quat_w[i][None],
-                             (quat_to_matrix(tr.root_quat_w[i]).T @ tr.root_ang_vel_w[i])[None]) for tr, i in pairs])  # fmt: skip
+                             (quat_to_matrix(tr.root_quat_w[i]).T @ tr.root_ang_vel_w[i])[None],
+                             prev[id(tr)][i][None]) for tr, i in pairs])  # fmt: skip
     d = dyn.num_dof
     corrected = dataclasses.replace(plain, dof_pos=plain.dof_pos + ds[:, :d], dof_vel=plain.dof_vel + ds[:, d : 2 * d],
                                     root_lin_vel_w=plain.root_lin_vel_w + ds[:, 2 * d : 2 * d + 3],

@@ -57,8 +57,10 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
 @click.option("--num-envs", type=click.IntRange(min=1), default=32, show_default=True, help="PPO environments.")
 @click.option("--horizon-s", type=click.FloatRange(min=0.02), default=1.0, show_default=True, help="PPO episode length.")
+@click.option("--previous-target/--no-previous-target", default=True, show_default=True,
+              help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).")
 def fit(collection: Path, output: Path, joints: str, epochs: int, method: str, iterations: int, num_envs: int,
-        horizon_s: float) -> None:  # fmt: skip
+        horizon_s: float, previous_target: bool) -> None:  # fmt: skip
     """Learn π^Δ(s, a) from recorded transitions: per-transition Gauss–Newton labels, then an MLP (or PPO)."""
     from trainers.delta.collection import read_collection
     from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
@@ -69,7 +71,8 @@ def fit(collection: Path, output: Path, joints: str, epochs: int, method: str, i
 
         fit_ppo_command(trajs, output, joints, iterations, num_envs, horizon_s, console.print)
         return
-    model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, epochs=epochs))
+    model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, epochs=epochs,
+                                                               previous_target=previous_target))
     model.save(output)
     console.print(f"wrote {output}: {stats['transitions']} transitions, label RMS {stats['label_rms_rad']:.4f} rad, "
                   f"MLP fit RMS {stats['fit_rms_rad']:.4f} rad")  # fmt: skip

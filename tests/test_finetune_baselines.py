@@ -105,8 +105,11 @@ def test_delta_dynamics_labels_vanish_in_the_nominal_robot_and_the_fit_explains_
     again = DeltaDynamics.load(path)
     x = np.random.default_rng(0)
     args = (x.normal(0, 0.1, (3, D)), x.normal(0, 0.1, (3, D)), x.normal(0, 1, (3, D)),
-            np.tile([1.0, 0, 0, 0], (3, 1)), x.normal(0, 0.5, (3, 3)))  # fmt: skip
+            np.tile([1.0, 0, 0, 0], (3, 1)), x.normal(0, 0.5, (3, 3)), x.normal(0, 0.1, (3, D)))  # fmt: skip
     np.testing.assert_array_equal(model(*args), again(*args))
+    assert again.previous_target and len(again.x_mean) == 3 * D + 6
+    with pytest.raises(DeltaModelError, match="previous PD target"):
+        again(*args[:5])
     torch.save({"model": {}}, tmp_path / "not_dyn.pt")
     with pytest.raises(DeltaModelError, match="not_dyn.pt"):
         DeltaDynamics.load(tmp_path / "not_dyn.pt")
@@ -196,3 +199,60 @@ def test_resets_of_a_delayed_robot_start_from_a_held_pose_like_the_single_robot_
                     root_lin_vel_w=qvel[:3], root_ang_vel_b=qvel[3:6])  # fmt: skip
         robot.step_policy(target[i])
         np.testing.assert_allclose(env._qpos[i, env.qpos_adr], robot.dof_pos, atol=1e-9)
+
+
+def test_delta_labels_of_a_one_step_delay_are_the_previous_target_change(refs):
+    """A robot whose targets arrive exactly one policy step late executes q*_{t−1}: the Δa that makes the nominal
+    simulator repeat it is δ = q*_{t−1} − q*_t on every joint — the labels find it, and the features carry it."""
+    from trainers.delta.learned import LearnedDeltaConfig, features, transition_labels
+    from trainers.delta.one_step import previous_targets
+
+    (traj,) = collect_rollouts(None, refs, "delay").values()
+    keys = ("root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "dof_pos", "dof_vel", "action",
+            "pd_target", "phase")  # fmt: skip
+    traj = dataclasses.replace(traj, **{k: getattr(traj, k)[5:17] for k in keys})  # frames 5..16, mid-motion
+    x, y = transition_labels([traj], LearnedDeltaConfig(joints="all", previous_target=True))
+    want = (previous_targets(traj) - traj.pd_target)[:-1]
+    assert np.abs(want).max() > 1e-3  # the targets do move
+    # Row 0 is left out: cut from mid-rollout, the slice's first "previous target" is its start pose by convention,
+    # not the q*_4 the robot was executing.
+    np.testing.assert_allclose(y[1:], want[1:], atol=2e-4 + 0.02 * np.abs(want).max())
+    # The last 23 features are exactly that change.
+    np.testing.assert_allclose(x[:, -D:], want, atol=1e-12)
+    assert x.shape[1] == len(features(traj.pd_target[0], traj.dof_pos[0], traj.dof_vel[0], traj.root_quat_w[0],
+                                      traj.root_ang_vel_w[0], traj.pd_target[0]))  # fmt: skip
+
+
+class _RecordingDelta:
+    """A zero Δa that records the previous targets it was given."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.seen: list[np.ndarray] = []
+
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):
+        self.seen.append((previous_target.copy(), target.copy()))
+        return np.zeros_like(target)
+
+
+def test_delta_env_passes_the_previous_nominal_target_and_the_start_pose_after_a_reset(refs):
+    from trainers.finetune.delta_env import DeltaActionEnv
+
+    cfg = eval_env_config(dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim,
+                                                                                            num_threads=1)))  # fmt: skip
+    rec = _RecordingDelta()
+    env = DeltaActionEnv(refs, 2, cfg, seed=0, model=build_real_model("nominal"), delta=rec)
+    env.reset_envs(np.arange(2), start_phase=np.array([0.2, 0.5]), clip_ids=np.zeros(2, int))
+    start = env.state.dof_pos.copy()
+    rng = np.random.default_rng(0)
+    env.step(rng.normal(0, 0.1, (2, D)))
+    env.step(rng.normal(0, 0.1, (2, D)))
+    (prev0, target0), (prev1, _) = rec.seen
+    np.testing.assert_array_equal(prev0, start)
+    np.testing.assert_array_equal(prev1, target0)
+    env.reset_envs(np.array([1]), start_phase=np.array([0.3]), clip_ids=np.zeros(1, int))
+    env.step(np.zeros((2, D)))
+    restarted = rec.seen[-1][0]
+    np.testing.assert_array_equal(restarted[0], rec.seen[-2][1][0])  # env 0 goes on from its last target
+    assert not np.allclose(restarted[1], rec.seen[-2][1][1])  # env 1 restarted from its new start pose

@@ -21,7 +21,7 @@ from retarget.asap_pkl import atomic_write
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collection import Trajectory
 from trainers.delta.learned import DeltaMLP, DeltaModelError
-from trainers.delta.one_step import predict_next, recorded_next, transitions
+from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.finetune.delta_actions import batched_features
 from trainers.real.model import build_real_model
 
@@ -38,6 +38,8 @@ class DeltaDynamicsConfig:
     """Adam learning rate."""
     seed: int = 0
     """Torch seed."""
+    previous_target: bool = True
+    """Also feed q*_{t−1} − q*_t (as ASAP's Δa gets it): what a delayed robot still executes is not in the state."""
 
 
 @dataclass
@@ -50,14 +52,19 @@ class DeltaDynamics:
     y_std: np.ndarray
     """Per-output scale the network's outputs are multiplied by (labels were divided by it)."""
     hidden: tuple[int, ...]
+    previous_target: bool = False
+    """Whether the features include q*_{t−1} − q*_t (then callers pass ``previous_target``)."""
 
     @property
     def num_dof(self) -> int:
         return (len(self.y_std) - 6) // 2
 
-    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b) -> np.ndarray:
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, previous_target=None) -> np.ndarray:
         """(N, 2D + 6) Δs for N states (base angular velocity in the pelvis frame, as MuJoCo's free joint)."""
-        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b) - self.x_mean) / self.x_std
+        if self.previous_target and previous_target is None:
+            raise DeltaModelError("this delta-dynamics model reads the previous PD target; pass previous_target")
+        prev = previous_target if self.previous_target else None
+        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b, prev) - self.x_mean) / self.x_std
         with torch.no_grad():
             out = self.model(torch.as_tensor(x, dtype=torch.float32)).numpy().astype(np.float64)
         return out * self.y_std
@@ -65,7 +72,7 @@ class DeltaDynamics:
     def save(self, path: str | Path) -> Path:
         payload = {"kind": "delta_dynamics", "model": self.model.state_dict(), "x_mean": torch.as_tensor(self.x_mean),
                    "x_std": torch.as_tensor(self.x_std), "y_std": torch.as_tensor(self.y_std),
-                   "hidden": list(self.hidden)}  # fmt: skip
+                   "hidden": list(self.hidden), "previous_target": self.previous_target}  # fmt: skip
         atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
         return Path(path)
 
@@ -80,16 +87,18 @@ class DeltaDynamics:
         except Exception as exc:
             raise DeltaModelError(f"{path}: not a delta-dynamics model file ({exc})") from exc
         return DeltaDynamics(model.eval(), p["x_mean"].numpy(), p["x_std"].numpy(), p["y_std"].numpy(),
-                             tuple(p["hidden"]))  # fmt: skip
+                             tuple(p["hidden"]), bool(p.get("previous_target", False)))  # fmt: skip
 
 
-def dynamics_labels(trajs: list[Trajectory]) -> tuple[np.ndarray, np.ndarray]:
+def dynamics_labels(trajs: list[Trajectory], previous_target: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(features (M, F), Δs labels (M, 2D + 6)) of every recorded transition."""
     pairs = transitions(trajs)
     pred, goal = predict_next(build_real_model("nominal"), pairs), recorded_next(pairs)
+    prev = {id(tr): previous_targets(tr) for tr in trajs}
     x = np.array([
         batched_features(tr.pd_target[t][None], tr.dof_pos[t][None], tr.dof_vel[t][None], tr.root_quat_w[t][None],
-                         (quat_to_matrix(tr.root_quat_w[t]).T @ tr.root_ang_vel_w[t])[None])[0]
+                         (quat_to_matrix(tr.root_quat_w[t]).T @ tr.root_ang_vel_w[t])[None],
+                         prev[id(tr)][t][None] if previous_target else None)[0]
         for tr, t in pairs
     ])  # fmt: skip
     y = np.concatenate([goal.dof_pos - pred.dof_pos, goal.dof_vel - pred.dof_vel,
@@ -100,7 +109,7 @@ def dynamics_labels(trajs: list[Trajectory]) -> tuple[np.ndarray, np.ndarray]:
 def fit_delta_dynamics(trajs: list[Trajectory], cfg: DeltaDynamicsConfig | None = None) -> tuple[DeltaDynamics, dict]:
     """Labels from the one-step replay, then the MLP regression; returns the model and fit statistics."""
     cfg = DeltaDynamicsConfig() if cfg is None else cfg
-    x, y = dynamics_labels(trajs)
+    x, y = dynamics_labels(trajs, cfg.previous_target)
     if len(x) == 0:
         raise DeltaModelError("delta dynamics needs at least one recorded transition")
     x_mean, x_std, y_std = x.mean(0), x.std(0) + 1e-6, y.std(0) + 1e-9
@@ -115,7 +124,7 @@ def fit_delta_dynamics(trajs: list[Trajectory], cfg: DeltaDynamicsConfig | None 
         loss.backward()
         opt.step()
     model.eval()
-    dyn = DeltaDynamics(model, x_mean, x_std, y_std, cfg.hidden)
+    dyn = DeltaDynamics(model, x_mean, x_std, y_std, cfg.hidden, cfg.previous_target)
     with torch.no_grad():
         fit = model(xt).numpy() * y_std
     d = dyn.num_dof

@@ -29,6 +29,7 @@ from retarget.errors import AsapRetargetError
 from retarget.rotations import quat_conj, quat_mul, quat_to_matrix, quat_to_rotvec
 from robots.registry import load_robot_spec
 from trainers.delta.collection import Trajectory
+from trainers.delta.one_step import previous_targets
 from trainers.delta.replay import reset_to_frame
 from trainers.real.model import build_real_model
 from trainers.real.stepper import PdRobot
@@ -64,6 +65,10 @@ class LearnedDeltaConfig:
     """Adam learning rate."""
     seed: int = 0
     """Torch seed."""
+    previous_target: bool = False
+    """Also feed q*_{t−1} − q*_t, the change of target since the last policy step. A delayed robot still executes
+    the previous target for part of the step, so without this input no Δa can represent a delay (and a Δa fitted
+    to a delayed robot overfits). Off by default for files written before it existed; `delta fit` turns it on."""
 
 
 class DeltaModelError(AsapRetargetError):
@@ -77,10 +82,13 @@ def joint_ids(subset: str, joint_names: tuple[str, ...]) -> np.ndarray:
 
 
 def features(target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
-             root_ang_vel_w: np.ndarray) -> np.ndarray:  # fmt: skip
-    """(F,) input of π^Δ for one state and target."""
+             root_ang_vel_w: np.ndarray, previous_target: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """(F,) input of π^Δ for one state and target (+ q*_{t−1} − q*_t when ``previous_target`` is given)."""
     rot = quat_to_matrix(root_quat_w)
-    return np.concatenate([target - q, 0.05 * qd, 0.25 * (rot.T @ root_ang_vel_w), rot.T @ np.array([0, 0, -1.0])])
+    parts = [target - q, 0.05 * qd, 0.25 * (rot.T @ root_ang_vel_w), rot.T @ np.array([0, 0, -1.0])]
+    if previous_target is not None:
+        parts.append(previous_target - target)
+    return np.concatenate(parts)
 
 
 class DeltaMLP(torch.nn.Module):
@@ -106,8 +114,11 @@ class LearnedDelta:
     std: np.ndarray
     cfg: LearnedDeltaConfig
 
-    def delta_target(self, target, q, qd, root_quat_w, root_ang_vel_w) -> np.ndarray:
-        x = (features(target, q, qd, root_quat_w, root_ang_vel_w) - self.mean) / self.std
+    def delta_target(self, target, q, qd, root_quat_w, root_ang_vel_w, previous_target=None) -> np.ndarray:
+        if self.cfg.previous_target and previous_target is None:
+            raise DeltaModelError("this delta model reads the previous PD target; pass previous_target")
+        prev = previous_target if self.cfg.previous_target else None
+        x = (features(target, q, qd, root_quat_w, root_ang_vel_w, prev) - self.mean) / self.std
         with torch.no_grad():
             out = self.model(torch.as_tensor(x, dtype=torch.float32)[None])[0].numpy().astype(np.float64)
         full = np.zeros_like(target)
@@ -115,16 +126,24 @@ class LearnedDelta:
         return full
 
     def correction(self, robot: PdRobot):
-        """A :data:`~trainers.real.stepper.TargetCorrection` reading the base state from ``robot``."""
+        """A :data:`~trainers.real.stepper.TargetCorrection` reading the base state from ``robot``.
+
+        The previous target is the last one this correction saw (before its first call: the robot's current
+        control, i.e. the target a reset put in force)."""
+        last: dict[str, np.ndarray] = {}
+
         def delta(target, q, qd):
             rot = quat_to_matrix(robot.root_quat_w)
-            return self.delta_target(target, q, qd, robot.root_quat_w, rot @ robot.root_ang_vel_b)
+            previous = last.get("target", robot.data.ctrl.copy())
+            last["target"] = np.array(target, dtype=float)
+            return self.delta_target(target, q, qd, robot.root_quat_w, rot @ robot.root_ang_vel_b, previous)
         return delta
 
     def save(self, path: str | Path) -> Path:
         payload = {"model": self.model.state_dict(), "joint_ids": torch.as_tensor(self.joint_ids),
                    "mean": torch.as_tensor(self.mean), "std": torch.as_tensor(self.std),
-                   "joints": self.cfg.joints, "hidden": list(self.cfg.hidden)}  # fmt: skip
+                   "joints": self.cfg.joints, "hidden": list(self.cfg.hidden),
+                   "previous_target": self.cfg.previous_target}  # fmt: skip
         atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
         return Path(path)
 
@@ -132,7 +151,8 @@ class LearnedDelta:
     def load(path: str | Path) -> LearnedDelta:
         try:
             p = torch.load(path, weights_only=True)
-            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]))
+            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]),
+                                     previous_target=bool(p.get("previous_target", False)))
             model = DeltaMLP(len(p["mean"]), len(p["joint_ids"]), cfg.hidden)
             model.load_state_dict(p["model"])
         except Exception as exc:
@@ -166,6 +186,7 @@ def transition_labels(trajs: list[Trajectory], cfg: LearnedDeltaConfig) -> tuple
     eye, w, h = np.eye(ids.size), cfg.action_norm_weight, cfg.fd_step_rad
     xs, ys = [], []
     for traj in trajs:
+        previous = previous_targets(traj) if cfg.previous_target else [None] * traj.num_frames
         for t in range(traj.num_frames - 1):
             delta = np.zeros(ids.size)
             for _ in range(cfg.gauss_newton_iters):
@@ -174,7 +195,7 @@ def transition_labels(trajs: list[Trajectory], cfg: LearnedDeltaConfig) -> tuple
                 # Gauss–Newton step s of min ‖r0 + J·s‖² + w‖δ + s‖².
                 delta = delta + np.linalg.solve(jac.T @ jac + w * eye, -(jac.T @ r0) - w * delta)
             xs.append(features(traj.pd_target[t], traj.dof_pos[t], traj.dof_vel[t], traj.root_quat_w[t],
-                               traj.root_ang_vel_w[t]))  # fmt: skip
+                               traj.root_ang_vel_w[t], previous[t]))  # fmt: skip
             ys.append(delta)
     return np.array(xs), np.array(ys)
 

@@ -39,6 +39,11 @@ class NextStates:
                                w * self.root_ang_vel_w], axis=1)  # fmt: skip
 
 
+def previous_targets(traj: Trajectory) -> np.ndarray:
+    """(T, D) the PD target in force when frame t was observed: q*_{t−1}, and the start pose before the first frame."""
+    return np.concatenate([traj.dof_pos[:1], traj.pd_target[:-1]], axis=0)
+
+
 def transitions(trajs: list[Trajectory]) -> list[tuple[Trajectory, int]]:
     """Every recorded (trajectory, t) with a next frame t + 1."""
     return [(traj, t) for traj in trajs for t in range(traj.num_frames - 1)]
@@ -60,8 +65,7 @@ def predict_next(model: mujoco.MjModel, pairs: list[tuple[Trajectory, int]]) -> 
     out: dict[str, list[np.ndarray]] = {k: [] for k in NextStates.__dataclass_fields__}
     for traj, t in pairs:
         rot = quat_to_matrix(traj.root_quat_w[t])
-        # At t = 0 nothing was sent before: the collector starts a delayed robot holding its start pose.
-        previous = traj.pd_target[t - 1] if t > 0 else traj.dof_pos[0]
+        previous = traj.pd_target[t - 1] if t > 0 else traj.dof_pos[0]  # as previous_targets(traj)[t]
         robot.reset(traj.dof_pos[t], traj.dof_vel[t], targets=previous, root_pos_w=traj.root_pos_w[t],
                     root_quat_w=traj.root_quat_w[t], root_lin_vel_w=traj.root_lin_vel_w[t],
                     root_ang_vel_b=rot.T @ traj.root_ang_vel_w[t])  # fmt: skip

@@ -37,7 +37,8 @@ class DeltaAction(Protocol):
     name: str
 
     def __call__(self, target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
-                 base_ang_vel_b: np.ndarray, action_scale: float) -> np.ndarray: ...  # fmt: skip
+                 base_ang_vel_b: np.ndarray, action_scale: float,
+                 previous_target: np.ndarray | None = None) -> np.ndarray: ...  # fmt: skip
 
 
 class ConstantDeltaAction:
@@ -47,7 +48,7 @@ class ConstantDeltaAction:
         self.value = np.asarray(value, dtype=float)
         self.name = f"constant:{float(self.value.mean()):g}"
 
-    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):
         return np.broadcast_to(self.value, target.shape).copy()
 
 
@@ -61,7 +62,7 @@ class NoiseDeltaAction:
         self.rng = np.random.default_rng(seed)
         self.name = f"noise:{self.std:g}"
 
-    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):
         return self.rng.normal(0.0, self.std, target.shape)
 
 
@@ -72,13 +73,16 @@ class AnalyticDeltaAction:
         self.ratio = stiffness_ratios(get_profile(profile), load_robot_spec())
         self.name = f"analytic:{profile}"
 
-    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):
         return (self.ratio - 1.0) * (target - q) / action_scale
 
 
-def batched_features(target, q, qd, root_quat_w, base_ang_vel_b) -> np.ndarray:
+def batched_features(target, q, qd, root_quat_w, base_ang_vel_b, previous_target=None) -> np.ndarray:
     """(N, F) :func:`trainers.delta.learned.features` for N states at once (R^T ω_w is the base-frame ω)."""
-    return np.concatenate([target - q, 0.05 * qd, 0.25 * base_ang_vel_b, projected_gravity_b(root_quat_w)], axis=1)
+    parts = [target - q, 0.05 * qd, 0.25 * base_ang_vel_b, projected_gravity_b(root_quat_w)]
+    if previous_target is not None:
+        parts.append(previous_target - target)
+    return np.concatenate(parts, axis=1)
 
 
 class LearnedDeltaAction:
@@ -89,9 +93,12 @@ class LearnedDeltaAction:
         learned.model.eval().requires_grad_(False)
         self.name = name
 
-    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale):
+    def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):
         d = self.learned
-        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b) - d.mean) / d.std
+        if d.cfg.previous_target and previous_target is None:
+            raise DeltaSpecError(f"{self.name} reads the previous PD target, which the caller did not pass")
+        prev = previous_target if d.cfg.previous_target else None
+        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b, prev) - d.mean) / d.std
         with torch.no_grad():
             out = d.model(torch.as_tensor(x, dtype=torch.float32)).numpy().astype(np.float64)
         full = np.zeros_like(target)

@@ -21,13 +21,23 @@ class DeltaActionEnv(TrackingEnv):
     def __init__(self, *args, delta: DeltaAction, **kwargs):
         self.delta = delta
         self.last_delta_action: np.ndarray | None = None
+        self.previous_nominal_target: np.ndarray | None = None
+        """(N, D) the policy's target of the previous step, before Δa (after a reset: the start pose)."""
         super().__init__(*args, **kwargs)
+
+    def reset_envs(self, ids, start_phase=None, clip_ids=None) -> None:
+        super().reset_envs(ids, start_phase, clip_ids)
+        if self.previous_nominal_target is None:
+            self.previous_nominal_target = np.zeros((self.num_envs, self.num_actions))
+        self.previous_nominal_target[ids] = self._qpos[ids][:, self.qpos_adr]
 
     def pd_targets(self, action: np.ndarray, ref_next: ReferenceFrame | None = None) -> np.ndarray:
         nominal = super().pd_targets(action, ref_next)
         if not hasattr(self, "_qpos"):  # called before the batch exists (never, today): no state to read
             return nominal
         delta = self.delta(nominal, self._qpos[:, self.qpos_adr].copy(), self._qvel[:, self.qvel_adr].copy(),
-                           self._qpos[:, 3:7].copy(), self._qvel[:, 3:6].copy(), self.cfg.sim.action_scale)  # fmt: skip
+                           self._qpos[:, 3:7].copy(), self._qvel[:, 3:6].copy(), self.cfg.sim.action_scale,
+                           previous_target=self.previous_nominal_target.copy())  # fmt: skip
+        self.previous_nominal_target = nominal
         self.last_delta_action = delta
         return super().pd_targets(action + delta, ref_next)

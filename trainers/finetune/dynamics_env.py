@@ -29,9 +29,10 @@ class DeltaDynamicsEnv(TrackingEnv):
     def pd_targets(self, action: np.ndarray, ref_next: ReferenceFrame | None = None) -> np.ndarray:
         target = super().pd_targets(action, ref_next)
         if hasattr(self, "_qpos"):
+            # The control still holds the previous step's target (after a reset: the start pose).
             self._pending_delta = self.dynamics(target, self._qpos[:, self.qpos_adr].copy(),
                                                 self._qvel[:, self.qvel_adr].copy(), self._qpos[:, 3:7].copy(),
-                                                self._qvel[:, 3:6].copy())  # fmt: skip
+                                                self._qvel[:, 3:6].copy(), previous_target=self._ctrl.copy())  # fmt: skip
         return target
 
     def after_physics(self, unstable: np.ndarray) -> None:

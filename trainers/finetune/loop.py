@@ -123,6 +123,7 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
     # 2b. fit the learned Δa on those rollouts.
     delta = run / "delta.pt"
     delta_inputs = {"collection": file_ref(col), "joints": cfg.delta_joints, "epochs": cfg.delta_epochs,
+                    "features": "previous_target",
                     "seed": cfg.seed}  # fmt: skip
 
     def fit() -> dict:
@@ -131,7 +132,7 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
 
         trajs = list(read_collection(col).values())
         model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=cfg.delta_joints, epochs=cfg.delta_epochs,
-                                                                   seed=cfg.seed))  # fmt: skip
+                                                                   seed=cfg.seed, previous_target=True))  # fmt: skip
         model.save(delta)
         return {"fit": stats}
 
