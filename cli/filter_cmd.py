@@ -51,6 +51,9 @@ def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bo
         clips = sorted(source.rglob("*.npz"))
         if not clips:
             raise MotionFileError(source, "holds no .npz clips")
+    elif source.exists() and source.suffix.lower() != ".npz":
+        raise MotionFileError(source, f"is a {source.suffix or 'extension-less'} file; filter reads AMASS .npz clips "
+                                      "(it retargets them itself) or a folder of them")  # fmt: skip
     elif source.exists():
         clips = [source]
     else:

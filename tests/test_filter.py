@@ -123,5 +123,9 @@ def test_cli_filter_writes_json_and_rejects_missing_file(tmp_path):
     assert {c["name"] for c in verdict["checks"]} >= {"human.floating", "robot.self_collision"}
     missing = CliRunner().invoke(main, ["filter", str(tmp_path / "nope.npz")])
     assert missing.exit_code == 1 and "does not exist" in missing.output
+    library = tmp_path / "lib.pkl"
+    library.write_bytes(b"\x80\x04N.")
+    not_a_clip = CliRunner().invoke(main, ["filter", str(library)])
+    assert not_a_clip.exit_code == 1 and "lib.pkl" in not_a_clip.output and "AMASS .npz" in not_a_clip.output
     bad_layer = CliRunner().invoke(main, ["filter", str(clip), "--layers", "kinematic,magic"])
     assert bad_layer.exit_code == 2
