@@ -12,7 +12,6 @@ profile from phase 0 (deterministic), plus the share of the Vanilla→Oracle Eg-
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from trainers.delta.collect import collect_rollouts
 from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
 from trainers.finetune.finetune import finetune_policy
 from trainers.finetune.real_eval import evaluate_in_profile
-from trainers.policy_io import find_checkpoint, load_policy
+from trainers.policy_io import load_policy, snapshot_run
 from trainers.real.model import build_real_model
 from trainers.reference import load_references
 
@@ -42,11 +41,7 @@ def main() -> None:
     ap.add_argument("-o", "--out", required=True)
     args = ap.parse_args()
     out = Path(args.out)
-    pre = out / "pre"
-    pre.mkdir(parents=True, exist_ok=True)
-    ckpt = find_checkpoint(args.policy)  # snapshot: the source run may still be training
-    shutil.copy(ckpt, pre / "model_last.pt")
-    shutil.copy(ckpt.parent / "config.json", pre / "config.json")
+    pre = snapshot_run(args.policy, out / "pre")  # the source run may still be training
     vanilla = load_policy(pre)
     refs = load_references(args.motion, build_real_model("nominal", vanilla.env_cfg.sim), load_robot_spec(), args.clip)
     t = time.perf_counter()

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -35,6 +34,7 @@ from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from retarget.rotations import quat_to_matrix
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
@@ -44,7 +44,7 @@ from trainers.delta.one_step import predict_next, previous_targets, recorded_nex
 from trainers.delta.sysid import identify
 from trainers.finetune.finetune import finetune_policy
 from trainers.finetune.real_eval import evaluate_in_profile
-from trainers.policy_io import find_checkpoint, load_policy
+from trainers.policy_io import load_policy, snapshot_run
 from trainers.real.model import build_real_model
 from trainers.real.profiles import save_profile
 from trainers.reference import load_references
@@ -125,8 +125,6 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
                            prev[id(tr)][i]) for i in range(tr.num_frames)])) for tr in trajs]  # fmt: skip
     rows["ASAP"] = rms(predict_next(nominal, transitions(shifted)).vector())
     dyn = DeltaDynamics.load(out / "dynamics.pt")
-    from retarget.rotations import quat_to_matrix
-
     ds = np.concatenate([dyn(tr.pd_target[i][None], tr.dof_pos[i][None], tr.dof_vel[i][None], tr.root_quat_w[i][None],
                              (quat_to_matrix(tr.root_quat_w[i]).T @ tr.root_ang_vel_w[i])[None],
                              prev[id(tr)][i][None]) for tr, i in pairs])  # fmt: skip
@@ -180,11 +178,7 @@ def main() -> None:
     ap.add_argument("-o", "--out", required=True)
     args = ap.parse_args()
     out = Path(args.out)
-    pre = out / "pre"
-    pre.mkdir(parents=True, exist_ok=True)
-    ckpt = find_checkpoint(args.policy)  # snapshot: the source run may still be training
-    shutil.copy(ckpt, pre / "model_last.pt")
-    shutil.copy(ckpt.parent / "config.json", pre / "config.json")
+    pre = snapshot_run(args.policy, out / "pre")  # the source run may still be training
     vanilla = load_policy(pre)
     nominal = build_real_model("nominal", vanilla.env_cfg.sim)
     refs = load_references(args.motion, nominal, load_robot_spec(), args.clip)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,17 @@ def find_checkpoint(run: str | Path) -> Path:
     if not found:
         raise PolicyFileError(f"{run}: no checkpoint (model_*.pt) in this folder")
     return found[-1]
+
+
+def snapshot_run(run: str | Path, dest: str | Path) -> Path:
+    """Copy ``run``'s newest checkpoint (as ``model_last.pt``) and its config.json into ``dest``: a fixed policy
+    to work from while the source run may still be training. Returns ``dest``."""
+    ckpt = find_checkpoint(run)
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ckpt, dest / "model_last.pt")
+    shutil.copy(ckpt.parent / "config.json", dest / "config.json")
+    return dest
 
 
 def load_policy(run: str | Path) -> LoadedPolicy:

@@ -29,7 +29,7 @@ from retarget.errors import AsapRetargetError
 from retarget.rotations import quat_conj, quat_mul, quat_to_matrix, quat_to_rotvec
 from robots.registry import load_robot_spec
 from trainers.delta.collection import Trajectory
-from trainers.delta.one_step import previous_targets
+from trainers.delta.one_step import previous_targets, state_vector
 from trainers.delta.replay import reset_to_frame
 from trainers.real.model import build_real_model
 from trainers.real.stepper import PdRobot
@@ -160,11 +160,6 @@ class LearnedDelta:
         return LearnedDelta(model.eval(), p["joint_ids"].numpy(), p["mean"].numpy(), p["std"].numpy(), cfg)
 
 
-def _state_vector(q, qd, root_pos_w, root_lin_vel_w, root_ang_vel_w) -> np.ndarray:
-    """Next-state terms the labels match, in comparable units: positions [rad], [m]; velocities × one policy step."""
-    return np.concatenate([q, 0.02 * qd, root_pos_w, 0.02 * root_lin_vel_w, 0.02 * root_ang_vel_w])
-
-
 def _one_step_residual(robot: PdRobot, traj: Trajectory, t: int, ids: np.ndarray, delta: np.ndarray) -> np.ndarray:
     """Nominal next state from frame t with target q*_t + δ (on ``ids``), minus the recorded frame t + 1."""
     reset_to_frame(robot, traj, t)
@@ -172,8 +167,8 @@ def _one_step_residual(robot: PdRobot, traj: Trajectory, t: int, ids: np.ndarray
     target[ids] += delta
     robot.step_policy(target)
     ang_w = quat_to_matrix(robot.root_quat_w) @ robot.root_ang_vel_b
-    now = _state_vector(robot.dof_pos, robot.dof_vel, robot.root_pos_w, robot.root_lin_vel_w, ang_w)
-    goal = _state_vector(traj.dof_pos[t + 1], traj.dof_vel[t + 1], traj.root_pos_w[t + 1],
+    now = state_vector(robot.dof_pos, robot.dof_vel, robot.root_pos_w, robot.root_lin_vel_w, ang_w)
+    goal = state_vector(traj.dof_pos[t + 1], traj.dof_vel[t + 1], traj.root_pos_w[t + 1],
                          traj.root_lin_vel_w[t + 1], traj.root_ang_vel_w[t + 1])  # fmt: skip
     tilt = quat_to_rotvec(quat_mul(robot.root_quat_w, quat_conj(traj.root_quat_w[t + 1])))
     return np.concatenate([now - goal, tilt])

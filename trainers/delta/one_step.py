@@ -15,10 +15,18 @@ import numpy as np
 
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collection import Trajectory
+from trainers.delta.replay import reset_to_frame
 from trainers.real.stepper import PdRobot
 
 VELOCITY_WEIGHT_S = 0.02
 """Velocities enter residuals multiplied by one policy step [s], so that they weigh like the positions they move."""
+
+
+def state_vector(q, qd, root_pos_w, root_lin_vel_w, root_ang_vel_w) -> np.ndarray:
+    """[q, 0.02·q̇, root position, 0.02·root velocities] along the last axis: positions [rad], [m] and velocities
+    × one policy step, in comparable units (the residual system identification and Δa labels minimize)."""
+    w = VELOCITY_WEIGHT_S
+    return np.concatenate([q, w * qd, root_pos_w, w * root_lin_vel_w, w * root_ang_vel_w], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -33,10 +41,8 @@ class NextStates:
     root_ang_vel_w: np.ndarray
 
     def vector(self) -> np.ndarray:
-        """(M, 2D + 9) [q, 0.02·q̇, root position, 0.02·root velocities]: comparable units."""
-        w = VELOCITY_WEIGHT_S
-        return np.concatenate([self.dof_pos, w * self.dof_vel, self.root_pos_w, w * self.root_lin_vel_w,
-                               w * self.root_ang_vel_w], axis=1)  # fmt: skip
+        """(M, 2D + 9) :func:`state_vector` of every next state."""
+        return state_vector(self.dof_pos, self.dof_vel, self.root_pos_w, self.root_lin_vel_w, self.root_ang_vel_w)
 
 
 def previous_targets(traj: Trajectory) -> np.ndarray:
@@ -64,11 +70,8 @@ def predict_next(model: mujoco.MjModel, pairs: list[tuple[Trajectory, int]]) -> 
     robot = PdRobot(model)
     out: dict[str, list[np.ndarray]] = {k: [] for k in NextStates.__dataclass_fields__}
     for traj, t in pairs:
-        rot = quat_to_matrix(traj.root_quat_w[t])
         previous = traj.pd_target[t - 1] if t > 0 else traj.dof_pos[0]  # as previous_targets(traj)[t]
-        robot.reset(traj.dof_pos[t], traj.dof_vel[t], targets=previous, root_pos_w=traj.root_pos_w[t],
-                    root_quat_w=traj.root_quat_w[t], root_lin_vel_w=traj.root_lin_vel_w[t],
-                    root_ang_vel_b=rot.T @ traj.root_ang_vel_w[t])  # fmt: skip
+        reset_to_frame(robot, traj, t, held_target=previous)
         robot.step_policy(traj.pd_target[t])
         quat = robot.root_quat_w
         out["dof_pos"].append(robot.dof_pos)

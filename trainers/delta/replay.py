@@ -9,10 +9,13 @@ from trainers.delta.collection import Trajectory
 from trainers.real.stepper import PdRobot, TargetCorrection
 
 
-def reset_to_frame(robot: PdRobot, traj: Trajectory, t: int) -> None:
-    """The recorded state of frame ``t`` (world angular velocity turned into MuJoCo's body-frame one)."""
+def reset_to_frame(robot: PdRobot, traj: Trajectory, t: int, held_target: np.ndarray | None = None) -> None:
+    """The recorded state of frame ``t`` (world angular velocity turned into MuJoCo's body-frame one).
+
+    A delayed actuator's history is filled with ``held_target`` (default: the frame's own target)."""
     rot = quat_to_matrix(traj.root_quat_w[t])
-    robot.reset(traj.dof_pos[t], traj.dof_vel[t], targets=traj.pd_target[t], root_pos_w=traj.root_pos_w[t],
+    held = traj.pd_target[t] if held_target is None else held_target
+    robot.reset(traj.dof_pos[t], traj.dof_vel[t], targets=held, root_pos_w=traj.root_pos_w[t],
                 root_quat_w=traj.root_quat_w[t], root_lin_vel_w=traj.root_lin_vel_w[t],
                 root_ang_vel_b=rot.T @ traj.root_ang_vel_w[t])  # fmt: skip
 
