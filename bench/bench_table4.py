@@ -39,7 +39,7 @@ from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
 from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
-from trainers.delta.learned import LearnedDelta, LearnedDeltaConfig, fit_learned_delta
+from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_learned_delta
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.delta.sysid import identify
 from trainers.finetune.finetune import finetune_policy
@@ -53,10 +53,10 @@ METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "ev
 ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "Oracle")
 
 
-def fit_corrections(out: Path, trajs: list[Trajectory], joints: str) -> dict:
+def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model: str) -> dict:
     """Fit Δa, SysID and Δs on the same rollouts; the noise level matching Δa's RMS."""
     t = time.perf_counter()
-    delta, dstats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, previous_target=True))
+    delta, dstats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, previous_target=True, model=delta_model))
     delta.save(out / "delta.pt")
     scale = trajs[0].action_scale
     pairs = transitions(trajs)
@@ -173,6 +173,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=6, help="fitting rollouts")
     ap.add_argument("--eval-episodes", type=int, default=8, help="matched randomized evaluation episodes")
     ap.add_argument("--delta-joints", default="all", choices=("ankles", "legs", "all"))
+    ap.add_argument("--delta-model", default="per_joint_linear", choices=MODEL_KINDS)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--methods", default=",".join(ORDER[1:]), help="fine-tuned methods to run (Vanilla always)")
     ap.add_argument("-o", "--out", required=True)
@@ -188,8 +189,8 @@ def main() -> None:
     frames = sum(t.num_frames for t in trajs.values())
     print(f"collected {len(trajs)} rollouts ({frames} frames) in {args.real} in {time.perf_counter() - t0:.0f} s",
           flush=True)  # fmt: skip
-    fits = fit_corrections(out, list(trajs.values()), args.delta_joints)
-    print(f"fits: Δa ({args.delta_joints}) {fits['delta_s']} s, RMS {fits['delta_rms_action']:.3f} action units; "
+    fits = fit_corrections(out, list(trajs.values()), args.delta_joints, args.delta_model)
+    print(f"fits: Δa ({args.delta_model}, {args.delta_joints}) {fits['delta_s']} s, RMS {fits['delta_rms_action']:.3f} action units; "
           f"SysID {fits['sysid_s']} s → {fits['sysid']}; Δs {fits['dynamics_s']} s, explained variance "
           f"{fits['dynamics']['explained_variance']:.2f}", flush=True)  # fmt: skip
     seeds = [int(s) for s in args.seeds.split(",")]

@@ -49,9 +49,12 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 @delta.command("fit")
 @click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Delta model file (.pt).")
-@click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="ankles", show_default=True,
-              help="Joints Δa acts on (the paper's real-robot model: the ankles).")
-@click.option("--epochs", type=click.IntRange(min=1), default=1500, show_default=True)
+@click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="all", show_default=True,
+              help="Joints Δa acts on (the paper's real-robot model: the ankles; a delay reaches every joint).")
+@click.option("--model", "model_kind", type=click.Choice(["per_joint_linear", "mlp"]), default="per_joint_linear",
+              show_default=True, help="per_joint_linear: each joint's δ linear in its own q*−q, q̇, q*_{t-1}−q*_t "
+              "(transfers to other clips); mlp: the paper's MLP on every feature (supervised method).")
+@click.option("--epochs", type=click.IntRange(min=1), default=1500, show_default=True, help="MLP Adam steps.")
 @click.option("--method", type=click.Choice(["supervised", "ppo"]), default="supervised", show_default=True,
               help="supervised: Gauss–Newton labels + MLP; ppo: the paper's PPO in the nominal sim (trainers/delta/ppo_fit.py).")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
@@ -59,9 +62,10 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 @click.option("--horizon-s", type=click.FloatRange(min=0.02), default=1.0, show_default=True, help="PPO episode length.")
 @click.option("--previous-target/--no-previous-target", default=True, show_default=True,
               help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).")
-def fit(collection: Path, output: Path, joints: str, epochs: int, method: str, iterations: int, num_envs: int,
-        horizon_s: float, previous_target: bool) -> None:  # fmt: skip
-    """Learn π^Δ(s, a) from recorded transitions: per-transition Gauss–Newton labels, then an MLP (or PPO)."""
+def fit(collection: Path, output: Path, joints: str, model_kind: str, epochs: int, method: str, iterations: int,
+        num_envs: int, horizon_s: float, previous_target: bool) -> None:  # fmt: skip
+    """Learn π^Δ(s, a) from recorded transitions: per-transition Gauss–Newton labels, then a per-joint linear
+    model or an MLP (or the MLP by PPO)."""
     from trainers.delta.collection import read_collection
     from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
 
@@ -71,11 +75,11 @@ def fit(collection: Path, output: Path, joints: str, epochs: int, method: str, i
 
         fit_ppo_command(trajs, output, joints, iterations, num_envs, horizon_s, console.print)
         return
-    model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, epochs=epochs,
-                                                               previous_target=previous_target))
+    model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, epochs=epochs, model=model_kind,
+                                                               previous_target=previous_target))  # fmt: skip
     model.save(output)
     console.print(f"wrote {output}: {stats['transitions']} transitions, label RMS {stats['label_rms_rad']:.4f} rad, "
-                  f"MLP fit RMS {stats['fit_rms_rad']:.4f} rad")  # fmt: skip
+                  f"{model_kind} fit RMS {stats['fit_rms_rad']:.4f} rad")  # fmt: skip
 
 
 @delta.command("sysid")

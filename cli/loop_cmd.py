@@ -20,20 +20,23 @@ from cli.common import console
 @click.option("--num-envs", type=click.IntRange(min=1), default=32, show_default=True)
 @click.option("--episodes", type=click.IntRange(min=1), default=4, show_default=True,
               help="Rollouts in the real profile to fit Δa.")
-@click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="ankles", show_default=True,
+@click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="all", show_default=True,
               help="Joints Δa acts on.")
+@click.option("--model", "model_kind", type=click.Choice(["per_joint_linear", "mlp"]), default="per_joint_linear",
+              show_default=True, help="Δa model (see `delta fit --help`).")
 @click.option("--epochs", type=click.IntRange(min=1), default=500, show_default=True, help="Δa MLP Adam steps.")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--threads", type=click.IntRange(min=0), default=1, show_default=True, help="MuJoCo threads.")
 def loop(motion: Path, clip: str, profile: str, output: Path, pretrain_iterations: int, finetune_iterations: int,
-         num_envs: int, episodes: int, joints: str, epochs: int, eval_episodes: int, seed: int, threads: int) -> None:  # fmt: skip
+         num_envs: int, episodes: int, joints: str, model_kind: str, epochs: int, eval_episodes: int, seed: int,
+         threads: int) -> None:  # fmt: skip
     """Pre-train → collect in the real profile → fit Δa → fine-tune with Δa → evaluate Vanilla vs ASAP."""
     from trainers.finetune.loop import LoopConfig, format_evaluation, run_loop
 
     cfg = LoopConfig(pretrain_iterations=pretrain_iterations, finetune_iterations=finetune_iterations,
-                     num_envs=num_envs, collect_episodes=episodes, delta_joints=joints, delta_epochs=epochs,
-                     eval_episodes=eval_episodes, seed=seed, num_threads=threads)  # fmt: skip
+                     num_envs=num_envs, collect_episodes=episodes, delta_joints=joints, delta_model=model_kind,
+                     delta_epochs=epochs, eval_episodes=eval_episodes, seed=seed, num_threads=threads)  # fmt: skip
     evaluation = run_loop(motion, clip, profile, output, cfg, echo=lambda line: console.print(line, highlight=False))
     console.print(format_evaluation(evaluation), highlight=False)
     console.print(f"wrote {output}/evaluation.json and {output}/provenance.json")

@@ -30,6 +30,7 @@ from retarget.rotations import quat_conj, quat_mul, quat_to_matrix, quat_to_rotv
 from robots.registry import load_robot_spec
 from trainers.delta.collection import Trajectory
 from trainers.delta.one_step import previous_targets, state_vector
+from trainers.delta.per_joint import PerJointLinear, fit_per_joint_ridge, own_columns
 from trainers.delta.replay import reset_to_frame
 from trainers.real.model import build_real_model
 from trainers.real.stepper import PdRobot
@@ -65,10 +66,20 @@ class LearnedDeltaConfig:
     """Adam learning rate."""
     seed: int = 0
     """Torch seed."""
+    model: str = "mlp"
+    """mlp: an ELU MLP on every feature; per_joint_linear: each joint's δ linear in its own q* − q, q̇ and
+    q*_{t−1} − q*_t (:mod:`trainers.delta.per_joint`, fitted in closed form), the actuator-shaped model that
+    transfers to clips it was not fitted on."""
+    ridge: float = 1.0
+    """per_joint_linear: ridge weight on the coefficients of the normalized features (the labels' squared
+    error is summed over transitions, so a few hundred transitions outweigh it)."""
     previous_target: bool = False
     """Also feed q*_{t−1} − q*_t, the change of target since the last policy step. A delayed robot still executes
     the previous target for part of the step, so without this input no Δa can represent a delay (and a Δa fitted
     to a delayed robot overfits). Off by default for files written before it existed; `delta fit` turns it on."""
+
+
+MODEL_KINDS = ("mlp", "per_joint_linear")
 
 
 class DeltaModelError(AsapRetargetError):
@@ -108,7 +119,8 @@ class DeltaMLP(torch.nn.Module):
 class LearnedDelta:
     """π^Δ: features → δ on ``joint_ids`` (PD-target units [rad]); Δa in actions = δ / action_scale."""
 
-    model: DeltaMLP
+    model: torch.nn.Module
+    """:class:`DeltaMLP` or :class:`~trainers.delta.per_joint.PerJointLinear` (``cfg.model``)."""
     joint_ids: np.ndarray
     mean: np.ndarray
     std: np.ndarray
@@ -143,7 +155,7 @@ class LearnedDelta:
         payload = {"model": self.model.state_dict(), "joint_ids": torch.as_tensor(self.joint_ids),
                    "mean": torch.as_tensor(self.mean), "std": torch.as_tensor(self.std),
                    "joints": self.cfg.joints, "hidden": list(self.cfg.hidden),
-                   "previous_target": self.cfg.previous_target}  # fmt: skip
+                   "previous_target": self.cfg.previous_target, "kind": self.cfg.model}  # fmt: skip
         atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
         return Path(path)
 
@@ -151,9 +163,14 @@ class LearnedDelta:
     def load(path: str | Path) -> LearnedDelta:
         try:
             p = torch.load(path, weights_only=True)
-            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]),
-                                     previous_target=bool(p.get("previous_target", False)))
-            model = DeltaMLP(len(p["mean"]), len(p["joint_ids"]), cfg.hidden)
+            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]), model=p.get("kind", "mlp"),
+                                     previous_target=bool(p.get("previous_target", False)))  # fmt: skip
+            if cfg.model not in MODEL_KINDS:
+                raise DeltaModelError(f"unknown model kind {cfg.model!r}")
+            if cfg.model == "per_joint_linear":
+                model = PerJointLinear(p["model"]["columns"].numpy())
+            else:
+                model = DeltaMLP(len(p["mean"]), len(p["joint_ids"]), cfg.hidden)
             model.load_state_dict(p["model"])
         except Exception as exc:
             raise DeltaModelError(f"{path}: not a delta model file ({exc})") from exc
@@ -196,20 +213,35 @@ def transition_labels(trajs: list[Trajectory], cfg: LearnedDeltaConfig) -> tuple
 
 
 def fit_learned_delta(trajs: list[Trajectory], cfg: LearnedDeltaConfig | None = None) -> tuple[LearnedDelta, dict]:
-    """Labels, then the MLP regression; returns the model and fit statistics."""
+    """Labels, then the regression (MLP by Adam, or per-joint ridge in closed form); the model and fit statistics."""
     cfg = LearnedDeltaConfig() if cfg is None else cfg
+    if cfg.model not in MODEL_KINDS:
+        raise DeltaModelError(f"unknown delta model {cfg.model!r}; valid choices: {', '.join(MODEL_KINDS)}")
     x, y = transition_labels(trajs, cfg)
     mean, std = x.mean(0), x.std(0) + 1e-6
+    names = load_robot_spec().joint_names
+    ids = joint_ids(cfg.joints, names)
+    x_norm = (x - mean) / std
+    if cfg.model == "per_joint_linear":
+        model = fit_per_joint_ridge(x_norm, y, own_columns(ids, len(names), cfg.previous_target), cfg.ridge)
+    else:
+        model = _fit_mlp(x_norm, y, cfg)
+    with torch.no_grad():
+        fitted = model(torch.as_tensor(x_norm, dtype=torch.float32)).numpy()
+    stats = {"transitions": len(x), "label_rms_rad": float(np.sqrt((y**2).mean())),
+             "fit_rms_rad": float(np.sqrt(((fitted - y) ** 2).mean()))}  # fmt: skip
+    return LearnedDelta(model.eval(), ids, mean, std, cfg), stats
+
+
+def _fit_mlp(x_norm: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> DeltaMLP:
+    """Full-batch Adam on the MSE of the labels."""
     torch.manual_seed(cfg.seed)
-    model = DeltaMLP(x.shape[1], y.shape[1], cfg.hidden)
+    model = DeltaMLP(x_norm.shape[1], y.shape[1], cfg.hidden)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    xt, yt = torch.as_tensor((x - mean) / std, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
+    xt, yt = torch.as_tensor(x_norm, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)
     for _ in range(cfg.epochs):
         loss = torch.mean((model(xt) - yt) ** 2)
         opt.zero_grad()
         loss.backward()
         opt.step()
-    ids = joint_ids(cfg.joints, load_robot_spec().joint_names)
-    stats = {"transitions": len(x), "label_rms_rad": float(np.sqrt((y**2).mean())),
-             "fit_rms_rad": float(loss.detach().sqrt())}  # fmt: skip
-    return LearnedDelta(model.eval(), ids, mean, std, cfg), stats
+    return model

@@ -42,10 +42,12 @@ class LoopConfig:
     """Parallel environments of both training stages."""
     collect_episodes: int = 4
     """Rollouts in the "real" profile to fit Δa (the first from phase 0, the rest from random phases)."""
-    delta_joints: str = "ankles"
+    delta_joints: str = "all"
     """Joints Δa acts on (ankles, legs, all)."""
+    delta_model: str = "per_joint_linear"
+    """Δa model: per_joint_linear (transfers across clips, README) or mlp (the paper's)."""
     delta_epochs: int = 500
-    """Adam steps of the Δa MLP regression."""
+    """Adam steps of the Δa MLP regression (mlp only)."""
     eval_episodes: int = 1
     """Evaluation episodes per clip (deterministic: phase-0 starts, no randomization)."""
     seed: int = 0
@@ -122,8 +124,8 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
 
     # 2b. fit the learned Δa on those rollouts.
     delta = run / "delta.pt"
-    delta_inputs = {"collection": file_ref(col), "joints": cfg.delta_joints, "epochs": cfg.delta_epochs,
-                    "features": "previous_target",
+    delta_inputs = {"collection": file_ref(col), "joints": cfg.delta_joints, "model": cfg.delta_model,
+                    "epochs": cfg.delta_epochs, "features": "previous_target",
                     "seed": cfg.seed}  # fmt: skip
 
     def fit() -> dict:
@@ -132,7 +134,8 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
 
         trajs = list(read_collection(col).values())
         model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=cfg.delta_joints, epochs=cfg.delta_epochs,
-                                                                   seed=cfg.seed, previous_target=True))  # fmt: skip
+                                                                   model=cfg.delta_model, seed=cfg.seed,
+                                                                   previous_target=True))  # fmt: skip
         model.save(delta)
         return {"fit": stats}
 

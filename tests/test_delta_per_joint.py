@@ -1,0 +1,101 @@
+"""The per-joint linear Δa: closed-form fit, physical coefficients on soft-ankle and delayed robots, file round trip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import asap_reference
+
+from retarget.rotations import quat_to_matrix
+from trainers.delta.collect import collect_rollouts
+from trainers.delta.learned import DeltaModelError, LearnedDelta, LearnedDeltaConfig, fit_learned_delta, joint_ids
+from trainers.delta.one_step import previous_targets
+from trainers.delta.per_joint import fit_per_joint_ridge, own_columns
+from trainers.finetune.delta_actions import LearnedDeltaAction
+from trainers.real.model import build_real_model
+from trainers.reference import load_references
+
+
+def _wiggle(obs: torch.Tensor) -> torch.Tensor:
+    """Actions of ±0.1 swinging with the clip phase (the last entry of the newest 76-wide actor frame), a
+    different phase per joint: PD targets that change every step, as a tracking policy's do."""
+    offsets = torch.linspace(0.0, 2 * np.pi, 23)
+    return 0.1 * torch.sin(2 * np.pi * 20 * obs[:, 75:76] + offsets)
+
+
+def _rollout(g1, profile: str, frames: int, policy=None):
+    refs = load_references(asap_reference("squat_level1_filter"), build_real_model("nominal"), g1)
+    (traj,) = collect_rollouts(policy, refs, profile).values()
+    keys = ("root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "dof_pos", "dof_vel", "action",
+            "pd_target", "phase")  # fmt: skip
+    return type(traj)(**{**traj.__dict__, **{k: getattr(traj, k)[:frames] for k in keys}})
+
+
+def _physical_coefficients(model: LearnedDelta) -> np.ndarray:
+    """(J, C) coefficients on the raw features (the fit works on normalized ones)."""
+    cols = model.model.columns.numpy()
+    return model.model.weight.detach().numpy() / model.std[cols]
+
+
+def test_ridge_recovers_known_coefficients_and_ignores_other_joints():
+    rng = np.random.default_rng(0)
+    num_dof, ids = 5, np.array([1, 3])
+    cols = own_columns(ids, num_dof, previous_target=True)
+    np.testing.assert_array_equal(cols, [[1, 6, 17], [3, 8, 19]])  # layout [e (5), q̇ (5), ω (3), g (3), prev (5)]
+    x = rng.normal(size=(300, 3 * num_dof + 6))
+    true_w, true_b = np.array([[2.0, -0.5, 1.0], [-0.3, 0.0, 0.7]]), np.array([0.1, -0.2])
+    y = np.stack([x[:, cols[k]] @ true_w[k] + true_b[k] for k in range(2)], axis=1)
+    model = fit_per_joint_ridge(x, y, cols, ridge=1e-9)
+    np.testing.assert_allclose(model.weight.detach().numpy(), true_w, atol=1e-5)
+    np.testing.assert_allclose(model.bias.detach().numpy(), true_b, atol=1e-5)
+    x[:, [0, 2, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16, 18, 20]] += 100.0  # other joints' and base columns
+    np.testing.assert_allclose(model(torch.as_tensor(x, dtype=torch.float32)).detach().numpy(), y, atol=1e-3)
+
+
+def test_fit_recovers_the_soft_ankle_stiffness_ratio(g1):
+    """Ankle Kp × 0.65 ⇒ δ = (0.65 − 1)(q* − q): the fitted tracking-error coefficient is ≈ −0.35."""
+    traj = _rollout(g1, "soft_ankles", 60)
+    model, stats = fit_learned_delta([traj], LearnedDeltaConfig(joints="ankles", model="per_joint_linear"))
+    assert stats["transitions"] == traj.num_frames - 1
+    a = _physical_coefficients(model)[:, 0]
+    np.testing.assert_allclose(a, -0.35, atol=0.08)  # measured −0.33 … −0.36 (a policy-rate δ held 4 physics steps)
+
+
+def test_fit_recovers_a_one_policy_step_delay(g1):
+    """A 20 ms delay runs q*_{t−1} for the whole step ⇒ δ = q*_{t−1} − q*_t: coefficient 1 on the target change
+    and none on the tracking error, on the joints whose one-step response identifies it (arms and waist; a
+    stance leg's labels are dominated by the contacts)."""
+    traj = _rollout(g1, "delay", 60, policy=_wiggle)
+    model, _ = fit_learned_delta([traj], LearnedDeltaConfig(joints="all", model="per_joint_linear", previous_target=True))
+    coef = _physical_coefficients(model)
+    upper = [k for k, j in enumerate(model.joint_ids) if g1.joint_names[j].startswith(("waist", "left_s", "left_e",
+                                                                                         "right_s", "right_e"))]  # fmt: skip
+    assert len(upper) == 11
+    np.testing.assert_allclose(coef[upper, 2], 1.0, atol=0.15)  # measured 0.89–0.98
+    np.testing.assert_allclose(coef[upper, 0], 0.0, atol=0.08)  # measured |a| ≤ 0.04
+
+
+def test_round_trip_and_batched_action_match(g1, tmp_path):
+    traj = _rollout(g1, "soft_ankles", 20)
+    cfg = LearnedDeltaConfig(joints="ankles", model="per_joint_linear", previous_target=True)
+    model, _ = fit_learned_delta([traj], cfg)
+    back = LearnedDelta.load(model.save(tmp_path / "pj.pt"))
+    assert back.cfg.model == "per_joint_linear"
+    prev = previous_targets(traj)
+    args = (traj.pd_target[7], traj.dof_pos[7], traj.dof_vel[7], traj.root_quat_w[7], traj.root_ang_vel_w[7], prev[7])
+    single = back.delta_target(*args)
+    np.testing.assert_array_equal(single, model.delta_target(*args))
+    assert set(np.flatnonzero(single)) <= set(joint_ids("ankles", g1.joint_names))
+    # The batched action the fine-tuning env applies equals the single-state δ / action_scale.
+    rot_t = quat_to_matrix(traj.root_quat_w[7]).T
+    batched = LearnedDeltaAction(back)(traj.pd_target[7][None], traj.dof_pos[7][None], traj.dof_vel[7][None],
+                                       traj.root_quat_w[7][None], (rot_t @ traj.root_ang_vel_w[7])[None], 0.25,
+                                       prev[7][None])  # fmt: skip
+    np.testing.assert_allclose(batched[0], single / 0.25, rtol=1e-5, atol=1e-6)
+
+
+def test_unknown_model_kind_is_refused(g1):
+    traj = _rollout(g1, "soft_ankles", 5)
+    with pytest.raises(DeltaModelError, match="unknown delta model 'cubic'"):
+        fit_learned_delta([traj], LearnedDeltaConfig(model="cubic"))

@@ -1,0 +1,63 @@
+"""A physically structured π^Δ: per joint, δ_j is linear in that joint's own PD terms.
+
+The mismatches a "real" G1 profile holds act joint by joint, and each has a closed form in the
+nominal PD's target units (Kp, Kd nominal):
+
+* a stiffness ratio r:        δ_j = (r − 1)·(q*_j − q_j)                      (exact, see ``analytic.py``)
+* extra damping ΔKd:          δ_j = −(ΔKd / Kp)·q̇_j                           (exact)
+* an actuation delay of k of the policy step's n physics steps: the joint still executes q*_{t−1}
+  for k steps, δ_j ≈ (k / n)·(q*_{t−1,j} − q*_{t,j})                         (first order)
+
+so δ_j = w_j·[q*_j − q_j, q̇_j, q*_{t−1,j} − q*_{t,j}] + b_j spans them all with 4 numbers per joint.
+The MLP π^Δ sees 75 inputs per output and, fitted on a few hundred transitions of one clip, learns
+that clip's poses rather than the actuators (one-step error on another clip's rollouts 11–27× the
+uncorrected simulator's, README); this model cannot, because its inputs carry no pose.
+
+It reads the same feature vector as the MLP (:func:`trainers.delta.learned.features`, normalized),
+picks each output joint's own columns, and is fitted in closed form (ridge least squares per joint)
+on the same Gauss–Newton labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def own_columns(joint_ids: np.ndarray, num_dof: int, previous_target: bool) -> np.ndarray:
+    """(J, C) feature columns of each output joint: its q* − q, 0.05·q̇ (and q*_{t−1} − q*_t) in the
+    layout of :func:`trainers.delta.learned.features` ([q* − q (D), 0.05·q̇ (D), ω_b (3), g_b (3), prev (D)])."""
+    cols = [joint_ids, num_dof + joint_ids]
+    if previous_target:
+        cols.append(2 * num_dof + 6 + joint_ids)
+    return np.stack(cols, axis=1)
+
+
+class PerJointLinear(torch.nn.Module):
+    """δ_k = Σ_c W[k, c]·x[:, cols[k, c]] + b[k] for output joint k (x: normalized features)."""
+
+    def __init__(self, columns: np.ndarray):
+        super().__init__()
+        self.register_buffer("columns", torch.as_tensor(np.asarray(columns), dtype=torch.long))
+        self.weight = torch.nn.Parameter(torch.zeros(self.columns.shape, dtype=torch.float32))
+        self.bias = torch.nn.Parameter(torch.zeros(self.columns.shape[0], dtype=torch.float32))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x[:, self.columns] * self.weight).sum(-1) + self.bias
+
+
+def fit_per_joint_ridge(x_norm: np.ndarray, y: np.ndarray, columns: np.ndarray, ridge: float) -> PerJointLinear:
+    """Closed-form per-joint ridge regression of labels y (M, J) on normalized features (M, F).
+
+    ``ridge`` weighs ‖w‖² against the sum of squared label errors; the bias is not penalized."""
+    model = PerJointLinear(columns)
+    weight, bias = np.zeros(columns.shape), np.zeros(columns.shape[0])
+    for k in range(columns.shape[0]):
+        a = np.concatenate([x_norm[:, columns[k]], np.ones((len(x_norm), 1))], axis=1)
+        penalty = np.diag(np.r_[np.full(columns.shape[1], ridge), 0.0])
+        sol = np.linalg.solve(a.T @ a + penalty, a.T @ y[:, k])
+        weight[k], bias[k] = sol[:-1], sol[-1]
+    with torch.no_grad():
+        model.weight.copy_(torch.as_tensor(weight))
+        model.bias.copy_(torch.as_tensor(bias))
+    return model
