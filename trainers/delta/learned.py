@@ -7,9 +7,9 @@ is smooth in the target, so the fit is done in two supervised stages instead:
 1. **Per-transition labels.** From each recorded state s_t, with the recorded target q*_t, find the
    δ_t (on the chosen joints, PD-target units) that makes the nominal simulator's next joint
    positions and velocities, and its pelvis pose and velocity, match the recorded s_{t+1} (the pelvis
-   terms matter: a stance ankle barely moves, its torque shows in how the whole body tips): Gauss–Newton on the one-step residual with
-   a finite-difference Jacobian (J + 1 simulated policy steps per iteration) and the paper's
-   action-norm penalty as a ridge term (weight 0.1 on Δa in action units).
+   terms matter: a stance ankle barely moves, its torque shows in how the whole body tips):
+   Levenberg–Marquardt on the one-step residual with a finite-difference Jacobian (J + 1 simulated
+   policy steps per iteration), the paper's action-norm penalty as a ridge term, and a bound.
 2. **Regression.** An MLP maps features of (s_t, a_t) to δ_t (MSE, Adam).
 
 Features: q* − q, q̇·0.05 on every joint, the base angular velocity (body frame) ·0.25 and projected
@@ -18,6 +18,7 @@ gravity — ASAP's actor terms, plus the tracking error the PD acts on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,8 +55,11 @@ class LearnedDeltaConfig:
     penalty's role (the paper's 0.1 weighs a reward sum, not this residual). A stance ankle's one-step
     effect is small, so w must be too: 1e-3 shrank the ankle-pitch labels to 60 % of the analytic Δa;
     1e-6 leaves them within 7–17 % and still settles directions the next state cannot see."""
-    gauss_newton_iters: int = 2
-    """Gauss–Newton iterations per transition label."""
+    gauss_newton_iters: int = 4
+    """Levenberg–Marquardt iterations per transition label (each: one finite-difference Jacobian)."""
+    max_label_rad: float = 0.5
+    """Bound on every label component [rad]. Where the real joint saturates (torque limits) or sticks (dry
+    friction), its next state stops depending on the target and an unbounded step runs off to radians."""
     fd_step_rad: float = 1e-3
     """Finite-difference step of the one-step Jacobian [rad]."""
     hidden: tuple[int, ...] = (128, 128)
@@ -195,21 +199,41 @@ def transition_labels(trajs: list[Trajectory], cfg: LearnedDeltaConfig) -> tuple
     """(features (M, F), δ labels (M, J)) for every recorded transition t → t + 1."""
     robot = PdRobot(build_real_model("nominal"))
     ids = joint_ids(cfg.joints, load_robot_spec().joint_names)
-    eye, w, h = np.eye(ids.size), cfg.action_norm_weight, cfg.fd_step_rad
     xs, ys = [], []
     for traj in trajs:
         previous = previous_targets(traj) if cfg.previous_target else [None] * traj.num_frames
         for t in range(traj.num_frames - 1):
-            delta = np.zeros(ids.size)
-            for _ in range(cfg.gauss_newton_iters):
-                r0 = _one_step_residual(robot, traj, t, ids, delta)
-                jac = np.stack([(_one_step_residual(robot, traj, t, ids, delta + h * e) - r0) / h for e in eye], 1)
-                # Gauss–Newton step s of min ‖r0 + J·s‖² + w‖δ + s‖².
-                delta = delta + np.linalg.solve(jac.T @ jac + w * eye, -(jac.T @ r0) - w * delta)
             xs.append(features(traj.pd_target[t], traj.dof_pos[t], traj.dof_vel[t], traj.root_quat_w[t],
                                traj.root_ang_vel_w[t], previous[t]))  # fmt: skip
-            ys.append(delta)
+            ys.append(_label(lambda delta: _one_step_residual(robot, traj, t, ids, delta), ids.size, cfg))
     return np.array(xs), np.array(ys)
+
+
+def _label(residual: Callable[[np.ndarray], np.ndarray], size: int, cfg: LearnedDeltaConfig) -> np.ndarray:
+    """argmin_δ ‖r(δ)‖² + w‖δ‖² with |δ| ≤ max_label_rad, by Levenberg–Marquardt on a finite-difference Jacobian.
+
+    A step is kept only if it lowers the cost (else the damping grows ×10 and the step is retried, up to 4 times):
+    plain Gauss–Newton is exact on a smooth, nearly linear response (soft joints, delays) but, where friction or a
+    torque limit makes the response kinked, its steps overshoot — 2 undamped steps left the `combined` profile's
+    labels *worse* than no label (one-step residual 0.0095 vs 0.0092 without; these settings: 0.0043)."""
+    eye, w, h, bound = np.eye(size), cfg.action_norm_weight, cfg.fd_step_rad, cfg.max_label_rad
+    delta = np.zeros(size)
+    r = residual(delta)
+    cost, damping = r @ r, 1e-3
+    for _ in range(cfg.gauss_newton_iters):
+        jac = np.stack([(residual(delta + h * e) - r) / h for e in eye], 1)
+        hess, grad = jac.T @ jac + w * eye, jac.T @ r + w * delta
+        for _ in range(4):
+            trial = np.clip(delta - np.linalg.solve(hess + damping * np.diag(np.diag(hess)), grad), -bound, bound)
+            r_trial = residual(trial)
+            cost_trial = r_trial @ r_trial + w * trial @ trial
+            if cost_trial < cost:
+                delta, r, cost, damping = trial, r_trial, cost_trial, max(damping / 10, 1e-7)
+                break
+            damping *= 10
+        else:
+            break  # no step lowers the cost: a (local) minimum within the bound
+    return delta
 
 
 def fit_learned_delta(trajs: list[Trajectory], cfg: LearnedDeltaConfig | None = None) -> tuple[LearnedDelta, dict]:
