@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -205,7 +206,7 @@ def transition_labels(trajs: list[Trajectory], cfg: LearnedDeltaConfig) -> tuple
         for t in range(traj.num_frames - 1):
             xs.append(features(traj.pd_target[t], traj.dof_pos[t], traj.dof_vel[t], traj.root_quat_w[t],
                                traj.root_ang_vel_w[t], previous[t]))  # fmt: skip
-            ys.append(_label(lambda delta: _one_step_residual(robot, traj, t, ids, delta), ids.size, cfg))
+            ys.append(_label(partial(_one_step_residual, robot, traj, t, ids), ids.size, cfg))
     return np.array(xs), np.array(ys)
 
 
