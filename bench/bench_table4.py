@@ -43,7 +43,7 @@ from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
 from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
-from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_learned_delta
+from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_on_labels, transition_labels
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.delta.sysid import identify
 from trainers.finetune.finetune import finetune_policy
@@ -61,7 +61,13 @@ ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP"
 def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model: str) -> dict:
     """Fit Δa, SysID and Δs on the same rollouts; the noise level matching Δa's RMS."""
     t = time.perf_counter()
-    delta, dstats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, previous_target=True, model=delta_model))
+    cfg = LearnedDeltaConfig(joints=joints, previous_target=True, model=delta_model)
+    x, y = transition_labels(trajs, cfg)
+    for kind in MODEL_KINDS:  # every kind on the same labels, for the held-out comparison; ASAP uses delta_model's
+        fitted, stats = fit_on_labels(x, y, dataclasses.replace(cfg, model=kind))
+        fitted.save(out / f"delta_{kind}.pt")
+        if kind == delta_model:
+            delta, dstats = fitted, stats
     delta.save(out / "delta.pt")
     scale = trajs[0].action_scale
     pairs = transitions(trajs)
@@ -86,8 +92,9 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
 
 def reuse_corrections(source: Path, out: Path) -> dict:
     """The corrections another bench run fitted (its Δa, SysID profile, Δs and noise level), copied into ``out``."""
-    for name in CORRECTION_FILES:
-        shutil.copyfile(source / name, out / name)
+    for name in CORRECTION_FILES + tuple(f"delta_{k}.pt" for k in MODEL_KINDS):
+        if name in CORRECTION_FILES or (source / name).is_file():
+            shutil.copyfile(source / name, out / name)
     return json.loads((source / "table4.json").read_text())["fits"]
 
 
@@ -121,6 +128,18 @@ def evaluate(folder: Path, refs, real: str, episodes: int) -> dict[str, float]:
     return row
 
 
+def with_delta(trajs: list[Trajectory], path: Path) -> list[Trajectory]:
+    """The trajectories with every recorded target shifted by the Δa file's δ (what the nominal simulator receives)."""
+    delta = LearnedDelta.load(path)
+    out = []
+    for tr in trajs:
+        prev = previous_targets(tr)
+        shift = np.array([delta.delta_target(tr.pd_target[i], tr.dof_pos[i], tr.dof_vel[i], tr.root_quat_w[i],
+                                             tr.root_ang_vel_w[i], prev[i]) for i in range(tr.num_frames)])  # fmt: skip
+        out.append(dataclasses.replace(tr, pd_target=tr.pd_target + shift))
+    return out
+
+
 def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str, float]:
     """One-step prediction RMS of each corrected simulator on rollouts not used to fit it."""
     pairs = transitions(trajs)
@@ -130,12 +149,10 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
     plain = predict_next(nominal, pairs)
     rows = {"nominal": rms(plain.vector()), "Oracle": rms(predict_next(build_real_model(real), pairs).vector()),
             "SysID": rms(predict_next(build_real_model(str(out / "sysid.json")), pairs).vector())}  # fmt: skip
-    delta = LearnedDelta.load(out / "delta.pt")
+    kinds = {f"ASAP Δa {k}": out / f"delta_{k}.pt" for k in MODEL_KINDS if (out / f"delta_{k}.pt").is_file()}
+    for name, path in (kinds or {"ASAP": out / "delta.pt"}).items():
+        rows[name] = rms(predict_next(nominal, transitions(with_delta(trajs, path))).vector())
     prev = {id(tr): previous_targets(tr) for tr in trajs}
-    shifted = [dataclasses.replace(tr, pd_target=tr.pd_target + np.array([
-        delta.delta_target(tr.pd_target[i], tr.dof_pos[i], tr.dof_vel[i], tr.root_quat_w[i], tr.root_ang_vel_w[i],
-                           prev[id(tr)][i]) for i in range(tr.num_frames)])) for tr in trajs]  # fmt: skip
-    rows["ASAP"] = rms(predict_next(nominal, transitions(shifted)).vector())
     dyn = DeltaDynamics.load(out / "dynamics.pt")
     ds = np.concatenate([dyn(tr.pd_target[i][None], tr.dof_pos[i][None], tr.dof_vel[i][None], tr.root_quat_w[i][None],
                              (quat_to_matrix(tr.root_quat_w[i]).T @ tr.root_ang_vel_w[i])[None],
@@ -263,7 +280,7 @@ def main() -> None:
         print(f"\nheld-out clip {source}, {sum(t.num_frames for t in held.values())} frames): one-step prediction "
               "RMS (ratio to the nominal simulator)")  # fmt: skip
         for name, v in one_step.items():
-            print(f"  {name:<14} {v:.5f}  ({v / one_step['nominal']:.2f}×)")
+            print(f"  {name:<26} {v:.5f}  ({v / one_step['nominal']:.2f}×)")
     (out / "table4.json").write_text(json.dumps(summary, indent=2, default=float))
     plot(results, out / "table4.png", f"{args.real}: fine-tuned policies deployed alone ({len(seeds)} seeds)")
     print(f"\nwrote {out / 'table4.json'}, {out / 'table4.png'}")

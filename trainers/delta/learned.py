@@ -242,7 +242,14 @@ def fit_learned_delta(trajs: list[Trajectory], cfg: LearnedDeltaConfig | None = 
     cfg = LearnedDeltaConfig() if cfg is None else cfg
     if cfg.model not in MODEL_KINDS:
         raise DeltaModelError(f"unknown delta model {cfg.model!r}; valid choices: {', '.join(MODEL_KINDS)}")
-    x, y = transition_labels(trajs, cfg)
+    return fit_on_labels(*transition_labels(trajs, cfg), cfg)
+
+
+def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tuple[LearnedDelta, dict]:
+    """The regression alone, on features x (M, F) and labels y (M, J) of :func:`transition_labels` (made with the
+    same ``joints`` and ``previous_target``): several model kinds can share one set of labels."""
+    if cfg.model not in MODEL_KINDS:
+        raise DeltaModelError(f"unknown delta model {cfg.model!r}; valid choices: {', '.join(MODEL_KINDS)}")
     mean, std = x.mean(0), x.std(0) + 1e-6
     names = load_robot_spec().joint_names
     ids = joint_ids(cfg.joints, names)
