@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import asap_reference
@@ -16,6 +18,7 @@ from trainers.delta.learned import (
     joint_ids,
     transition_labels,
 )
+from trainers.delta.one_step import predict_next, recorded_next, transitions
 from trainers.real.model import build_real_model
 from trainers.reference import load_references
 
@@ -54,3 +57,22 @@ def test_learned_delta_fits_its_labels_and_round_trips(soft_rollout, tmp_path):
     (tmp_path / "junk.pt").write_bytes(b"junk")
     with pytest.raises(DeltaModelError, match="junk.pt"):
         LearnedDelta.load(tmp_path / "junk.pt")
+
+
+def test_labels_explain_the_next_state_on_a_kinked_profile(g1):
+    """`combined` has dry friction and torque limits: the nominal simulator given q*_t + label_t must land closer to
+    the recorded next state than without (undamped Gauss–Newton steps once made it land farther)."""
+    refs = load_references(asap_reference("squat_level1_filter"), build_real_model("nominal"), g1)
+    (traj,) = collect_rollouts(None, refs, "combined").values()
+    traj = _first(traj, 25)
+    _, labels = transition_labels([traj], LearnedDeltaConfig(joints="all", previous_target=True))
+    assert np.abs(labels).max() <= LearnedDeltaConfig().max_label_rad
+    pairs = transitions([traj])
+    shift = np.zeros_like(traj.pd_target)
+    shift[:-1] = labels
+    shifted = dataclasses.replace(traj, pd_target=traj.pd_target + shift)
+    goal = recorded_next(pairs).vector()
+    nominal = build_real_model("nominal")
+    before = np.sqrt(np.mean((predict_next(nominal, pairs).vector() - goal) ** 2))
+    after = np.sqrt(np.mean((predict_next(nominal, transitions([shifted])).vector() - goal) ** 2))
+    assert after < 0.75 * before  # measured 0.61×; the undamped 2-step labels gave 1.83×
