@@ -64,7 +64,7 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
               help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).")
 def fit(collection: Path, output: Path, joints: str, model_kind: str, epochs: int, method: str, iterations: int,
         num_envs: int, horizon_s: float, previous_target: bool) -> None:  # fmt: skip
-    """Learn π^Δ(s, a) from recorded transitions: per-transition Gauss–Newton labels, then a per-joint linear
+    """Learn π^Δ(s, a) from recorded transitions: per-transition Levenberg–Marquardt labels, then a per-joint linear
     model or an MLP (or the MLP by PPO)."""
     from trainers.delta.collection import read_collection
     from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta

@@ -5,10 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from click.testing import CliRunner
 from conftest import asap_reference
 
+from cli.main import main
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collect import collect_rollouts
+from trainers.delta.collection import write_collection
 from trainers.delta.learned import DeltaModelError, LearnedDelta, LearnedDeltaConfig, fit_learned_delta, joint_ids
 from trainers.delta.one_step import previous_targets
 from trainers.delta.per_joint import fit_per_joint_ridge, own_columns
@@ -99,3 +102,14 @@ def test_unknown_model_kind_is_refused(g1):
     traj = _rollout(g1, "soft_ankles", 5)
     with pytest.raises(DeltaModelError, match="unknown delta model 'cubic'"):
         fit_learned_delta([traj], LearnedDeltaConfig(model="cubic"))
+
+
+def test_delta_fit_command_writes_the_per_joint_model_by_default(g1, tmp_path):
+    coll = tmp_path / "collect.pkl"
+    write_collection(coll, {"squat__0": _rollout(g1, "soft_ankles", 15)})
+    out = CliRunner().invoke(main, ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles"])
+    assert out.exit_code == 0, out.output
+    assert "per_joint_linear fit RMS" in out.output
+    loaded = LearnedDelta.load(tmp_path / "d.pt")
+    assert loaded.cfg.model == "per_joint_linear" and loaded.cfg.previous_target
+    assert loaded.model.columns.shape == (4, 3)
