@@ -38,7 +38,6 @@ from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from retarget.rotations import quat_to_matrix
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
@@ -48,6 +47,7 @@ from trainers.delta.one_step import predict_next, previous_targets, recorded_nex
 from trainers.delta.sysid import identify
 from trainers.finetune.finetune import finetune_policy
 from trainers.finetune.real_eval import evaluate_in_profile
+from trainers.observations import rotate_to_base
 from trainers.policy_io import load_policy, snapshot_run
 from trainers.real.model import build_real_model
 from trainers.real.profiles import save_profile
@@ -69,12 +69,9 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
         if kind == delta_model:
             delta, dstats = fitted, stats
     delta.save(out / "delta.pt")
-    scale = trajs[0].action_scale
-    pairs = transitions(trajs)
-    prev = {id(tr): previous_targets(tr) for tr in trajs}
-    da = np.array([delta.delta_target(tr.pd_target[i], tr.dof_pos[i], tr.dof_vel[i], tr.root_quat_w[i],
-                                      tr.root_ang_vel_w[i], prev[id(tr)][i])[delta.joint_ids]
-                   for tr, i in pairs]) / scale  # fmt: skip
+    # Δa in action units on the fitting transitions (every frame but each rollout's last).
+    da = np.concatenate([(moved.pd_target - tr.pd_target)[:-1, delta.joint_ids]
+                         for tr, moved in zip(trajs, with_delta(trajs, out / "delta.pt"))]) / trajs[0].action_scale
     noise_std = float(np.sqrt((da**2).mean()))
     t_delta = time.perf_counter() - t
     t = time.perf_counter()
@@ -92,9 +89,9 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
 
 def reuse_corrections(source: Path, out: Path) -> dict:
     """The corrections another bench run fitted (its Δa, SysID profile, Δs and noise level), copied into ``out``."""
-    for name in CORRECTION_FILES + tuple(f"delta_{k}.pt" for k in MODEL_KINDS):
-        if name in CORRECTION_FILES or (source / name).is_file():
-            shutil.copyfile(source / name, out / name)
+    optional = [f"delta_{k}.pt" for k in MODEL_KINDS if (source / f"delta_{k}.pt").is_file()]  # held-out comparison
+    for name in (*CORRECTION_FILES, *optional):
+        shutil.copyfile(source / name, out / name)
     return json.loads((source / "table4.json").read_text())["fits"]
 
 
@@ -131,13 +128,9 @@ def evaluate(folder: Path, refs, real: str, episodes: int) -> dict[str, float]:
 def with_delta(trajs: list[Trajectory], path: Path) -> list[Trajectory]:
     """The trajectories with every recorded target shifted by the Δa file's δ (what the nominal simulator receives)."""
     delta = LearnedDelta.load(path)
-    out = []
-    for tr in trajs:
-        prev = previous_targets(tr)
-        shift = np.array([delta.delta_target(tr.pd_target[i], tr.dof_pos[i], tr.dof_vel[i], tr.root_quat_w[i],
-                                             tr.root_ang_vel_w[i], prev[i]) for i in range(tr.num_frames)])  # fmt: skip
-        out.append(dataclasses.replace(tr, pd_target=tr.pd_target + shift))
-    return out
+    return [dataclasses.replace(tr, pd_target=tr.pd_target + delta.delta_targets(
+        tr.pd_target, tr.dof_pos, tr.dof_vel, tr.root_quat_w, rotate_to_base(tr.root_quat_w, tr.root_ang_vel_w),
+        previous_targets(tr))) for tr in trajs]  # fmt: skip
 
 
 def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str, float]:
@@ -152,11 +145,11 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
     kinds = {f"ASAP Δa {k}": out / f"delta_{k}.pt" for k in MODEL_KINDS if (out / f"delta_{k}.pt").is_file()}
     for name, path in (kinds or {"ASAP": out / "delta.pt"}).items():
         rows[name] = rms(predict_next(nominal, transitions(with_delta(trajs, path))).vector())
-    prev = {id(tr): previous_targets(tr) for tr in trajs}
     dyn = DeltaDynamics.load(out / "dynamics.pt")
-    ds = np.concatenate([dyn(tr.pd_target[i][None], tr.dof_pos[i][None], tr.dof_vel[i][None], tr.root_quat_w[i][None],
-                             (quat_to_matrix(tr.root_quat_w[i]).T @ tr.root_ang_vel_w[i])[None],
-                             prev[id(tr)][i][None]) for tr, i in pairs])  # fmt: skip
+    # Rows in the order of transitions(trajs): every frame of each rollout but its last.
+    ds = np.concatenate([dyn(tr.pd_target, tr.dof_pos, tr.dof_vel, tr.root_quat_w,
+                             rotate_to_base(tr.root_quat_w, tr.root_ang_vel_w), previous_targets(tr))[:-1]
+                         for tr in trajs])  # fmt: skip
     d = dyn.num_dof
     corrected = dataclasses.replace(plain, dof_pos=plain.dof_pos + ds[:, :d], dof_vel=plain.dof_vel + ds[:, d : 2 * d],
                                     root_lin_vel_w=plain.root_lin_vel_w + ds[:, 2 * d : 2 * d + 3],

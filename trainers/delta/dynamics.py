@@ -4,7 +4,7 @@ Where ASAP corrects the *action* the simulator receives, this baseline corrects 
 produces (the paper's "delta dynamics" comparison). Labels come from the one-step replay of the
 recorded transitions (:mod:`trainers.delta.one_step`): the recorded next state minus the nominal
 simulator's prediction from the same state and target. An MLP maps the features π^Δ uses
-(:func:`trainers.finetune.delta_actions.batched_features`) to Δs = [Δq (D) rad, Δq̇ (D) rad/s,
+(:func:`trainers.delta.learned.batched_features`) to Δs = [Δq (D) rad, Δq̇ (D) rad/s,
 Δv_root (3) m/s, Δω_root (3) rad/s, world frame], fitted with MSE on per-output standardized labels.
 Root position and orientation are not corrected directly: they follow from the corrected velocities.
 """
@@ -20,9 +20,8 @@ import torch
 from retarget.asap_pkl import atomic_write
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collection import Trajectory
-from trainers.delta.learned import DeltaMLP, DeltaModelError
+from trainers.delta.learned import DeltaMLP, DeltaModelError, batched_features
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
-from trainers.finetune.delta_actions import batched_features
 from trainers.real.model import build_real_model
 
 

@@ -35,6 +35,7 @@ from trainers.delta.collection import Trajectory
 from trainers.delta.one_step import previous_targets, state_vector
 from trainers.delta.per_joint import PerJointLinear, fit_per_joint_ridge, own_columns
 from trainers.delta.replay import reset_to_frame
+from trainers.observations import projected_gravity_b
 from trainers.real.model import build_real_model
 from trainers.real.stepper import PdRobot
 
@@ -57,7 +58,7 @@ class LearnedDeltaConfig:
     penalty's role (the paper's 0.1 weighs a reward sum, not this residual). A stance ankle's one-step
     effect is small, so w must be too: 1e-3 shrank the ankle-pitch labels to 60 % of the analytic Δa;
     1e-6 leaves them within 7–17 % and still settles directions the next state cannot see."""
-    gauss_newton_iters: int = 4
+    label_iters: int = 4
     """Levenberg–Marquardt iterations per transition label (each: one finite-difference Jacobian)."""
     max_label_rad: float = 0.5
     """Bound on every label component [rad]. Where the real joint saturates (torque limits) or sticks (dry
@@ -92,20 +93,33 @@ class DeltaModelError(AsapRetargetError):
     """A delta-model file that cannot be used."""
 
 
+def _check_model_kind(kind: str) -> None:
+    if kind not in MODEL_KINDS:
+        raise DeltaModelError(f"unknown delta model {kind!r}; valid choices: {', '.join(MODEL_KINDS)}")
+
+
 def joint_ids(subset: str, joint_names: tuple[str, ...]) -> np.ndarray:
     if subset not in JOINT_SETS:
         raise DeltaModelError(f"unknown joint subset {subset!r}; valid choices: {', '.join(JOINT_SETS)}")
     return np.array([i for i, n in enumerate(joint_names) if n.endswith(JOINT_SETS[subset])])
 
 
-def features(target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
-             root_ang_vel_w: np.ndarray, previous_target: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
-    """(F,) input of π^Δ for one state and target (+ q*_{t−1} − q*_t when ``previous_target`` is given)."""
-    rot = quat_to_matrix(root_quat_w)
-    parts = [target - q, 0.05 * qd, 0.25 * (rot.T @ root_ang_vel_w), rot.T @ np.array([0, 0, -1.0])]
+def batched_features(target, q, qd, root_quat_w, base_ang_vel_b, previous_target=None) -> np.ndarray:
+    """(N, F) input of π^Δ for N states and targets: [q* − q (D), 0.05·q̇ (D), 0.25·ω_b (3), projected gravity (3)]
+    (+ q*_{t−1} − q*_t (D) when ``previous_target`` is given); ω in the pelvis frame, as MuJoCo's free joint."""
+    parts = [target - q, 0.05 * qd, 0.25 * base_ang_vel_b, projected_gravity_b(root_quat_w)]
     if previous_target is not None:
         parts.append(previous_target - target)
-    return np.concatenate(parts)
+    return np.concatenate(parts, axis=1)
+
+
+def features(target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
+             root_ang_vel_w: np.ndarray, previous_target: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """(F,) :func:`batched_features` of one state, its angular velocity given in the world frame."""
+    ang_b = quat_to_matrix(root_quat_w).T @ root_ang_vel_w
+    prev = None if previous_target is None else np.asarray(previous_target)[None]
+    return batched_features(np.asarray(target)[None], np.asarray(q)[None], np.asarray(qd)[None],
+                            np.asarray(root_quat_w)[None], ang_b[None], prev)[0]  # fmt: skip
 
 
 class DeltaMLP(torch.nn.Module):
@@ -132,16 +146,24 @@ class LearnedDelta:
     std: np.ndarray
     cfg: LearnedDeltaConfig
 
-    def delta_target(self, target, q, qd, root_quat_w, root_ang_vel_w, previous_target=None) -> np.ndarray:
+    def delta_targets(self, target, q, qd, root_quat_w, base_ang_vel_b, previous_target=None) -> np.ndarray:
+        """(N, D) δ [rad] for N states (:func:`batched_features` inputs), zero off ``joint_ids``."""
         if self.cfg.previous_target and previous_target is None:
             raise DeltaModelError("this delta model reads the previous PD target; pass previous_target")
         prev = previous_target if self.cfg.previous_target else None
-        x = (features(target, q, qd, root_quat_w, root_ang_vel_w, prev) - self.mean) / self.std
+        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b, prev) - self.mean) / self.std
         with torch.no_grad():
-            out = self.model(torch.as_tensor(x, dtype=torch.float32)[None])[0].numpy().astype(np.float64)
-        full = np.zeros_like(target)
-        full[self.joint_ids] = out
+            out = self.model(torch.as_tensor(x, dtype=torch.float32)).numpy().astype(np.float64)
+        full = np.zeros(np.shape(target))
+        full[:, self.joint_ids] = out
         return full
+
+    def delta_target(self, target, q, qd, root_quat_w, root_ang_vel_w, previous_target=None) -> np.ndarray:
+        """(D,) δ [rad] for one state, its angular velocity in the world frame."""
+        ang_b = quat_to_matrix(root_quat_w).T @ root_ang_vel_w
+        prev = None if previous_target is None else np.asarray(previous_target)[None]
+        return self.delta_targets(np.asarray(target)[None], np.asarray(q)[None], np.asarray(qd)[None],
+                                  np.asarray(root_quat_w)[None], ang_b[None], prev)[0]  # fmt: skip
 
     def correction(self, robot: PdRobot):
         """A :data:`~trainers.real.stepper.TargetCorrection` reading the base state from ``robot``.
@@ -171,8 +193,7 @@ class LearnedDelta:
             p = torch.load(path, weights_only=True)
             cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]), model=p.get("kind", "mlp"),
                                      previous_target=bool(p.get("previous_target", False)))  # fmt: skip
-            if cfg.model not in MODEL_KINDS:
-                raise DeltaModelError(f"unknown model kind {cfg.model!r}")
+            _check_model_kind(cfg.model)
             if cfg.model == "per_joint_linear":
                 model = PerJointLinear(p["model"]["columns"].numpy())
             else:
@@ -222,7 +243,7 @@ def _label(residual: Callable[[np.ndarray], np.ndarray], size: int, cfg: Learned
     delta = np.zeros(size)
     r = residual(delta)
     cost, damping = r @ r, 1e-3
-    for _ in range(cfg.gauss_newton_iters):
+    for _ in range(cfg.label_iters):
         jac = np.stack([(residual(delta + h * e) - r) / h for e in eye], 1)
         hess, grad = jac.T @ jac + w * eye, jac.T @ r + w * delta
         for _ in range(4):
@@ -241,16 +262,14 @@ def _label(residual: Callable[[np.ndarray], np.ndarray], size: int, cfg: Learned
 def fit_learned_delta(trajs: list[Trajectory], cfg: LearnedDeltaConfig | None = None) -> tuple[LearnedDelta, dict]:
     """Labels, then the regression (MLP by Adam, or per-joint ridge in closed form); the model and fit statistics."""
     cfg = LearnedDeltaConfig() if cfg is None else cfg
-    if cfg.model not in MODEL_KINDS:
-        raise DeltaModelError(f"unknown delta model {cfg.model!r}; valid choices: {', '.join(MODEL_KINDS)}")
+    _check_model_kind(cfg.model)  # before the labels, which are the slow part
     return fit_on_labels(*transition_labels(trajs, cfg), cfg)
 
 
 def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tuple[LearnedDelta, dict]:
     """The regression alone, on features x (M, F) and labels y (M, J) of :func:`transition_labels` (made with the
     same ``joints`` and ``previous_target``): several model kinds can share one set of labels."""
-    if cfg.model not in MODEL_KINDS:
-        raise DeltaModelError(f"unknown delta model {cfg.model!r}; valid choices: {', '.join(MODEL_KINDS)}")
+    _check_model_kind(cfg.model)
     mean, std = x.mean(0), x.std(0) + 1e-6
     names = load_robot_spec().joint_names
     ids = joint_ids(cfg.joints, names)

@@ -10,12 +10,12 @@ nominal PD's target units (Kp, Kd nominal):
 
 so δ_j = w_j·[q*_j − q_j, q̇_j, q*_{t−1,j} − q*_{t,j}] + b_j spans them all with 4 numbers per joint.
 The MLP π^Δ sees 75 inputs per output and, fitted on a few hundred transitions of one clip, learns
-that clip's poses rather than the actuators (one-step error on another clip's rollouts 11–27× the
+that clip's poses rather than the actuators (one-step error on another clip's rollouts 10× the
 uncorrected simulator's, README); this model cannot, because its inputs carry no pose.
 
-It reads the same feature vector as the MLP (:func:`trainers.delta.learned.features`, normalized),
-picks each output joint's own columns, and is fitted in closed form (ridge least squares per joint)
-on the same Gauss–Newton labels.
+It reads the same feature vector as the MLP (:func:`trainers.delta.learned.batched_features`,
+normalized), picks each output joint's own columns, and is fitted in closed form (ridge least squares
+per joint) on the same Levenberg–Marquardt labels.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import torch
 
 def own_columns(joint_ids: np.ndarray, num_dof: int, previous_target: bool) -> np.ndarray:
     """(J, C) feature columns of each output joint: its q* − q, 0.05·q̇ (and q*_{t−1} − q*_t) in the
-    layout of :func:`trainers.delta.learned.features` ([q* − q (D), 0.05·q̇ (D), ω_b (3), g_b (3), prev (D)])."""
+    layout of :func:`trainers.delta.learned.batched_features` ([q* − q (D), 0.05·q̇ (D), ω_b (3), g_b (3), prev (D)])."""
     cols = [joint_ids, num_dof + joint_ids]
     if previous_target:
         cols.append(2 * num_dof + 6 + joint_ids)

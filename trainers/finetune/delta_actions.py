@@ -17,13 +17,11 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-import torch
 
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
 from trainers.delta.analytic import stiffness_ratios
 from trainers.delta.learned import LearnedDelta
-from trainers.observations import projected_gravity_b
 from trainers.real.profiles import get_profile
 
 
@@ -77,14 +75,6 @@ class AnalyticDeltaAction:
         return (self.ratio - 1.0) * (target - q) / action_scale
 
 
-def batched_features(target, q, qd, root_quat_w, base_ang_vel_b, previous_target=None) -> np.ndarray:
-    """(N, F) :func:`trainers.delta.learned.features` for N states at once (R^T ω_w is the base-frame ω)."""
-    parts = [target - q, 0.05 * qd, 0.25 * base_ang_vel_b, projected_gravity_b(root_quat_w)]
-    if previous_target is not None:
-        parts.append(previous_target - target)
-    return np.concatenate(parts, axis=1)
-
-
 class LearnedDeltaAction:
     """The learned MLP π^Δ, frozen: δ [rad] on its joints, returned in action units (δ / s)."""
 
@@ -94,16 +84,9 @@ class LearnedDeltaAction:
         self.name = name
 
     def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):
-        d = self.learned
-        if d.cfg.previous_target and previous_target is None:
+        if self.learned.cfg.previous_target and previous_target is None:
             raise DeltaSpecError(f"{self.name} reads the previous PD target, which the caller did not pass")
-        prev = previous_target if d.cfg.previous_target else None
-        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b, prev) - d.mean) / d.std
-        with torch.no_grad():
-            out = d.model(torch.as_tensor(x, dtype=torch.float32)).numpy().astype(np.float64)
-        full = np.zeros_like(target)
-        full[:, d.joint_ids] = out
-        return full / action_scale
+        return self.learned.delta_targets(target, q, qd, root_quat_w, base_ang_vel_b, previous_target) / action_scale
 
 
 def load_delta_action(spec: str | Path, seed: int = 0) -> DeltaAction:
