@@ -48,7 +48,7 @@ def runs(tmp_path_factory):
     ids = joint_ids("ankles", load_robot_spec().joint_names)
     (tmp / "delta").mkdir()
     delta = LearnedDelta(DeltaMLP(52, ids.size, (128, 128)), ids, np.zeros(52), np.ones(52),
-                         LearnedDeltaConfig()).save(tmp / "delta" / "delta.pt")  # fmt: skip
+                         LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False)).save(tmp / "delta" / "delta.pt")  # fmt: skip
     out = cli.invoke(main, ["train", "finetune", "--policy", str(tmp / "pre"), "--delta", str(delta), "--motion",
                             str(lib), "-o", str(tmp / "ft"), "--iterations", "2", "--threads", "1"])  # fmt: skip
     assert out.exit_code == 0, out.output

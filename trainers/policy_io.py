@@ -72,7 +72,7 @@ def load_policy(run: str | Path) -> LoadedPolicy:
     if isinstance(payload, dict) and "actor_state_dict" in payload:  # trained with --ppo rsl-rl
         from trainers.rsl_rl_adapter import rsl_rl_policy
 
-        return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"]), ckpt,
+        return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"], str(config_path), rewards_required=False), ckpt,
                             int(payload.get("iter", 0)) + 1)  # fmt: skip
     ppo = config["ppo"]
     cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
@@ -80,4 +80,4 @@ def load_policy(run: str | Path) -> LoadedPolicy:
                          cfg.actor_hidden, cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
     policy.load_state_dict(payload["model"])
     policy.eval()
-    return LoadedPolicy(policy, env_config_from_jsonable(config["env"]), ckpt, int(payload["iteration"]))
+    return LoadedPolicy(policy, env_config_from_jsonable(config["env"], str(config_path), rewards_required=False), ckpt, int(payload["iteration"]))

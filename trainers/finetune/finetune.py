@@ -62,7 +62,7 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
     """Fine-tune ``policy_run``'s checkpoint for ``iterations`` PPO iterations in simulator ``sim``."""
     import dataclasses
 
-    from trainers.config import env_config_from_jsonable
+    from trainers.config import env_config_from_jsonable, to_jsonable
 
     if sim not in SIMULATORS:
         raise ConfigError(f"--sim {sim!r}: valid choices are {', '.join(SIMULATORS)}")
@@ -77,8 +77,9 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
     if sim == "real":
         get_profile(real_profile)  # an unknown profile fails before anything is written
     ckpt = find_checkpoint(policy_run)
-    base = json.loads((ckpt.parent / "config.json").read_text())
-    env_cfg = env_config_from_jsonable(base["env"])
+    base_config = ckpt.parent / "config.json"
+    base = json.loads(base_config.read_text())
+    env_cfg = env_config_from_jsonable(base["env"], str(base_config))
     if num_threads is not None:
         env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=num_threads))
     ppo_cfg = _ppo_config(base["ppo"])
@@ -104,7 +105,8 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
         "real_profile_sha256": sha256_file(Path(real_profile)) if sim == "real" and str(real_profile).endswith(".json")
         else None,
     }  # fmt: skip
-    config = {**base, "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
+    # The config actually run (its rewards rebuilt from the pre-trained run's), so the record cannot drift from it.
+    config = {**base, "env": to_jsonable(env_cfg), "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
               "num_envs": n, "seed": seed, "finetune": record}  # fmt: skip
     runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"], "finetune": sim})
     resumed = (run_dir / "model_last.pt").exists()

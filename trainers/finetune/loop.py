@@ -20,11 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
+from trainers.delta.defaults import DEFAULT_JOINTS, DEFAULT_MODEL, DEFAULT_PREVIOUS_TARGET
 from trainers.finetune.provenance import Provenance, file_ref
 
 STAGES = ("pretrain", "collect", "fit_delta", "finetune", "evaluate")
@@ -42,9 +41,9 @@ class LoopConfig:
     """Parallel environments of both training stages."""
     collect_episodes: int = 4
     """Rollouts in the "real" profile to fit Δa (the first from phase 0, the rest from random phases)."""
-    delta_joints: str = "all"
+    delta_joints: str = DEFAULT_JOINTS
     """Joints Δa acts on (ankles, legs, all)."""
-    delta_model: str = "per_joint_linear"
+    delta_model: str = DEFAULT_MODEL
     """Δa model: per_joint_linear (transfers across clips, README) or mlp (the paper's)."""
     delta_epochs: int = 500
     """Adam steps of the Δa MLP regression (mlp only)."""
@@ -57,6 +56,8 @@ class LoopConfig:
 
 
 def _policy_iteration(ckpt: Path) -> int:
+    import torch  # here, so the CLI reads LoopConfig's defaults without loading torch
+
     return int(torch.load(ckpt, weights_only=True)["iteration"]) if ckpt.is_file() else 0
 
 
@@ -135,7 +136,7 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
         trajs = list(read_collection(col).values())
         model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=cfg.delta_joints, epochs=cfg.delta_epochs,
                                                                    model=cfg.delta_model, seed=cfg.seed,
-                                                                   previous_target=True))  # fmt: skip
+                                                                   previous_target=DEFAULT_PREVIOUS_TARGET))  # fmt: skip
         model.save(delta)
         return {"fit": stats}
 
