@@ -1,5 +1,10 @@
-"""Robot descriptions bundled with asap-retarget and the models built from them."""
+"""Robot descriptions bundled with asap-retarget (URDF, meshes, provenance) and the facts read from them.
+
+:func:`load_robot_spec` gives a robot's joint order, limits and PD gains (:class:`RobotSpec`); the MuJoCo and
+pinocchio models are built by :func:`robots.mujoco_model.build_mujoco_model` and
+:func:`robots.pinocchio_model.build_pinocchio_model`. This package imports nothing from the rest of the project.
+"""
 
 from robots.registry import ROBOT_NAMES, ROBOTS_DIR, RobotSpec, load_robot_spec
 
-__all__ = ["ROBOT_NAMES", "ROBOTS_DIR", "RobotSpec", "load_robot_spec"]
+__all__ = ["ROBOTS_DIR", "ROBOT_NAMES", "RobotSpec", "load_robot_spec"]
