@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retarget.errors import MotionFileError
+from robots.errors import MotionFileError
 
 
 @dataclass(frozen=True)
