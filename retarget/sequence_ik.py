@@ -26,7 +26,6 @@ from threadpoolctl import threadpool_limits
 from retarget.sequence_kernel import normal_equations
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
 
-
 _PIN_STIFFNESS = 1e8  # diagonal added to a pinned joint: its increment becomes (limit - dof)
 _WOODBURY_MAX_PINS = 24  # beyond this many pinned joints a new factorisation is cheaper than k extra solves
 
@@ -119,14 +118,14 @@ class SequenceTargets:
     feet are held on the floor by their contact targets)."""
 
 
-class SequenceIK:
+class WholeSequenceIK:
     """Solves whole clips for one robot and one set of tracked points, frames and sole points.
 
     `kin` tracks, in order, the positions of `layout.num_points` target points, `layout.num_soles`
     floor-checked sole points and the collision proxy points; and the orientations of the target frames.
     """
 
-    def __init__(self, kin: TreeKinematics, layout: "PointLayout", lower, upper,
+    def __init__(self, kin: TreeKinematics, layout: PointLayout, lower, upper,
                  config: SequenceIkConfig = SequenceIkConfig()):  # fmt: skip
         self.kin = kin
         self.layout = layout
@@ -304,7 +303,7 @@ def _interpolate_state(state, keys: np.ndarray, num_frames: int):
     """Keyframe states to every frame: lerp positions and joints, slerp the root rotation."""
     root_pos, root_rot, dof = state
     t = np.arange(num_frames)
-    lerp = lambda a: np.stack([np.interp(t, keys, a[:, i]) for i in range(a.shape[1])], axis=1)  # noqa: E731
+    lerp = lambda a: np.stack([np.interp(t, keys, a[:, i]) for i in range(a.shape[1])], axis=1)
     idx = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, len(keys) - 2)
     alpha = ((t - keys[idx]) / (keys[idx + 1] - keys[idx]))[:, None]
     # Slerp on SO(3): R = R0 · exp(alpha · log(R0ᵀ R1)).

@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from retarget.asap_pkl import atomic_write
+from retarget.batch_record import file_sha256
 from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
 from trainers.delta.dynamics import DeltaDynamics
@@ -31,7 +32,6 @@ from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import load_delta_action
 from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
-from trainers.finetune.provenance import sha256_file
 from trainers.policy_io import find_checkpoint
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.real.model import build_real_model
@@ -98,11 +98,11 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
         env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
     delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
     record = {
-        "base_checkpoint": str(ckpt.resolve()), "base_sha256": sha256_file(ckpt), "sim": sim,
+        "base_checkpoint": str(ckpt.resolve()), "base_sha256": file_sha256(ckpt), "sim": sim,
         "delta": str(delta) if sim in ("delta", "dynamics") else None, "delta_name": getattr(delta_action, "name", None),
-        "delta_sha256": sha256_file(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
+        "delta_sha256": file_sha256(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
         "real_profile": str(real_profile) if sim == "real" else None, "iterations": iterations,
-        "real_profile_sha256": sha256_file(Path(real_profile)) if sim == "real" and str(real_profile).endswith(".json")
+        "real_profile_sha256": file_sha256(Path(real_profile)) if sim == "real" and str(real_profile).endswith(".json")
         else None,
     }  # fmt: skip
     # The config actually run (its rewards rebuilt from the pre-trained run's), so the record cannot drift from it.
