@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg import cho_solve_banded, cholesky_banded
 from threadpoolctl import threadpool_limits
 
-from retarget.sequence_kernel import normal_equations
+from retarget.sequence_kernel import FrameTargets, OneSided, ResidualLayout, TreeArrays, normal_equations
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
 
 _PIN_STIFFNESS = 1e8  # diagonal added to a pinned joint: its increment becomes (limit - dof)
@@ -144,6 +144,11 @@ class WholeSequenceIK:
         self._iu, self._ju = iu, ju
         # Root position and joints are smoothed; root rotation follows the pelvis orientation target.
         self._smoothed = np.r_[0:3, 6:n]
+        self._tree = TreeArrays(kin.parent, kin.placement_rot, kin.placement_pos, kin.axis_j, kin.point_joint,
+                                kin.point_pos_j, kin.point_rot_j, self._anc, self._anc_n)  # fmt: skip
+        # Rows of the one-sided residuals switched on, per clip being solved (reset by _solve).
+        self._active: dict[str, np.ndarray] = {}
+        self._sticky_on = False
 
     def _normal_equations(self, state, targets: SequenceTargets):
         """Per-frame Gauss-Newton blocks H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe of all residuals, and the
@@ -158,18 +163,15 @@ class WholeSequenceIK:
         for name, width in (("floor", lay.num_soles), ("proxy_floor", Q), ("collision", len(lay.pair_a))):
             if self._active.get(name) is None or self._active[name].shape != (num_frames, width):
                 self._active[name] = np.zeros((num_frames, width), dtype=np.bool_)
-        violation = normal_equations(
-            np.ascontiguousarray(root_pos), np.ascontiguousarray(root_rot), np.ascontiguousarray(dof),
-            kin.parent, kin.placement_rot, kin.placement_pos, kin.axis_j,
-            kin.point_joint, kin.point_pos_j, kin.point_rot_j, self._anc, self._anc_n,
-            self.num_points, lay.num_soles, Q, kin.num_frames,
-            targets.point_pos_w, targets.point_weight, lay.segment_a, lay.segment_b, targets.segment_vec_w,
-            targets.segment_weight, targets.frame_rot_w, targets.frame_weight,
-            targets.sole_floor_check, cfg.floor_margin_m, cfg.floor_weight, lay.proxy_radius_m,
-            lay.pair_a, lay.pair_b, lay.pair_clearance_m, cfg.self_collision_weight,
-            self._sticky_on, self._active["floor"], self._active["proxy_floor"], self._active["collision"],
-            H, g,
-        )  # fmt: skip
+        layout = ResidualLayout(self.num_points, lay.num_soles, Q, kin.num_frames, lay.segment_a, lay.segment_b,
+                                lay.proxy_radius_m, lay.pair_a, lay.pair_b, lay.pair_clearance_m)  # fmt: skip
+        frame_targets = FrameTargets(targets.point_pos_w, targets.point_weight, targets.segment_vec_w,
+                                     targets.segment_weight, targets.frame_rot_w, targets.frame_weight,
+                                     targets.sole_floor_check)  # fmt: skip
+        one_sided = OneSided(cfg.floor_margin_m, cfg.floor_weight, cfg.self_collision_weight, self._sticky_on,
+                             self._active["floor"], self._active["proxy_floor"], self._active["collision"])  # fmt: skip
+        violation = normal_equations(np.ascontiguousarray(root_pos), np.ascontiguousarray(root_rot),
+                                     np.ascontiguousarray(dof), self._tree, layout, frame_targets, one_sided, H, g)  # fmt: skip
         return H, g, violation
 
     def _pin_joints_to_limits(self, H, g, dof, step, factor, x_smooth, fps) -> np.ndarray:
@@ -250,7 +252,7 @@ class WholeSequenceIK:
                extra_iterations: int):  # fmt: skip
         root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True) for a in init)
         dof = np.clip(dof, self.lower, self.upper)
-        self._active: dict[str, np.ndarray] = {}
+        self._active = {}
         self._sticky_on = False
         iterations = 0
         for iterations in range(1, max_iterations + extra_iterations + 1):
