@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import num_envs_option
 from trainers.delta.defaults import (
     DEFAULT_JOINTS,
     DEFAULT_MLP_EPOCHS,
@@ -66,7 +67,7 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 @click.option("--method", type=click.Choice(["supervised", "ppo"]), default="supervised", show_default=True,
               help="supervised: Gauss–Newton labels + MLP; ppo: the paper's PPO in the nominal sim (trainers/delta/ppo_fit.py).")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
-@click.option("--num-envs", type=click.IntRange(min=1), default=32, show_default=True, help="PPO environments.")
+@num_envs_option(32, "Parallel simulated environments (--method ppo)")
 @click.option("--horizon-s", type=click.FloatRange(min=0.02), default=1.0, show_default=True, help="PPO episode length.")
 @click.option("--previous-target/--no-previous-target", default=DEFAULT_PREVIOUS_TARGET, show_default=True,
               help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import robot_option
 
 
 @click.command()
@@ -47,7 +48,7 @@ from cli.common import console
     show_default=True,
     help="Skeleton's sideways offset from the robot [m]; 0 draws it over the robot.",
 )
-@click.option("--robot", default=None, help="Robot model (default: the bundled one with the motion's joint count).")
+@robot_option(detect=True)
 @click.option(
     "--frame", "still_frame", type=int, default=None, help="With -o X.png: the frame to draw (default: the middle)."
 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retarget.lazy_exports import lazy_exports
+from robots.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "AsapRetargetError": "retarget.errors",

@@ -9,7 +9,7 @@ import click
 from cli.delta_cmd import fit
 from cli.loop_cmd import loop
 from trainers.delta.learned import LearnedDeltaConfig
-from trainers.finetune.loop import LoopConfig
+from trainers.finetune.loop_config import LoopConfig
 
 
 def _defaults(command: click.Command) -> dict[str, object]:

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from retarget.lazy_exports import lazy_exports
+from robots.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "LearnedDeltaConfig": "trainers.delta.learned",
-    "LoopConfig": "trainers.finetune.loop",
+    "LoopConfig": "trainers.finetune.loop_config",
     "PPOConfig": "trainers.ppo.config",
     "TrackingEnvConfig": "trainers.config",
     "collect_rollouts": "trainers.delta.collect",
@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     from trainers.evaluate import evaluate_policy
     from trainers.export import export_actor
     from trainers.finetune.finetune import finetune_policy
-    from trainers.finetune.loop import LoopConfig, run_loop
+    from trainers.finetune.loop import run_loop
+    from trainers.finetune.loop_config import LoopConfig
     from trainers.policy_io import load_policy
     from trainers.ppo.config import PPOConfig
     from trainers.reference import load_references

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from trainers import rewards
+from trainers.defaults import DEFAULT_NUM_THREADS
 from trainers.state import TrackingState
 
 ErrorFn = Callable[[TrackingState], np.ndarray]
@@ -61,7 +62,7 @@ class SimConfig:
     """Robot–robot contacts. Off: only robot–floor contacts (cheaper; ASAP's IsaacGym runs keep them)."""
     init_height_offset_m: float = 0.01
     """Raise the root this much at reset, so reference feet that touch the floor do not start inside it [m]."""
-    num_threads: int = 2
+    num_threads: int = DEFAULT_NUM_THREADS
     """Threads of the MuJoCo batch (0: all CPUs)."""
 
 

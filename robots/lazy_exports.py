@@ -1,4 +1,5 @@
-"""Lazy re-exports for package roots: ``import retarget`` stays cheap, ``retarget.retarget_file`` loads its module.
+"""Lazy re-exports for the package roots (here because robots is the lowest layer): ``import retarget`` stays
+cheap, ``retarget.retarget_file`` loads its module.
 
 A package's ``__init__`` names each public object and the module that defines it; the first attribute access
 imports that module (PEP 562). Type checkers read the same names from an ``if TYPE_CHECKING:`` import block.
