@@ -12,6 +12,7 @@ joint angles ``dof`` (T, D). Tangent (increment) layout, used by :meth:`jacobian
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,8 +60,8 @@ class TreeKinematics:
     def __init__(
         self,
         robot: RobotSpec,
-        points: list[tuple[str, tuple[float, float, float]]],
-        frames: list[str] = (),
+        points: Sequence[tuple[str, tuple[float, float, float]]],
+        frames: Sequence[str] = (),
     ):
         """`points`: (body name, offset in that body's frame [m]) whose positions are tracked;
         `frames`: body names whose orientations are tracked."""

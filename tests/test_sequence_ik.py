@@ -30,7 +30,7 @@ def _random_states(robot, num, seed=0):
 
 
 def test_vectorised_kinematics_matches_pinocchio(g1):
-    kin, layout = _kinematics_for(g1)
+    kin, _ = _kinematics_for(g1)
     root_pos, root_rot, dof = _random_states(g1, 10)
     pos, ori = kin.forward(root_pos, root_rot, dof)
     model = build_pinocchio_model(g1)

@@ -206,5 +206,9 @@ def build_report(out_dir: str | Path, config: ReportConfig = ReportConfig(), on_
     metric = _pick_metric([e.row for e in entries], config.sort_metric)
     page = render_report_html(entries, f"asap-retarget report: {out_dir.resolve().name}", meta, metric)
     html_path = out_dir / REPORT_HTML
-    write_shared(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    write_shared(html_path, lambda tmp: _write_text(tmp, page))
     return ReportSummary(html_path, len(entries), sum(e.preview is not None for e in entries), tuple(problems))
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")

@@ -73,7 +73,7 @@ def badness_key(entry: ClipEntry, metric: str | None) -> tuple:
     """Sort key, worst first: failed, then warned, then the largest `metric`."""
     rank = _rank(entry.verdict)
     value = entry.row.get(metric) if metric else None
-    score = value if _is_number(value) and math.isfinite(value) else -math.inf
+    score = float(value) if isinstance(value, (int, float)) and _is_number(value) and math.isfinite(value) else -math.inf
     return (rank, -score, entry.clip)
 
 
