@@ -28,7 +28,6 @@ from bench_data import SMPL_DIR
 from retarget.pipeline import retarget_file
 
 
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clips", type=Path, default=SMPL_DIR)
