@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from cli.common import body_model_option, console, fps_option, make_config, robot_option
+from cli.convert_cmd import ROBOT_FORMAT_NAMES
 
 
 @click.command()
@@ -16,7 +17,7 @@ from cli.common import body_model_option, console, fps_option, make_config, robo
     help="Output file; the format follows the extension (.pkl ASAP, .npz BeyondMimic, .csv) unless --format.",
 )  # fmt: skip
 @click.option(
-    "--format", "fmt", type=click.Choice(["asap", "beyondmimic", "csv", "gmr"]), default=None,
+    "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default=None,
     help="Output format (see `asap-retarget convert`); written at --fps.",
 )
 @click.option(

@@ -1,6 +1,6 @@
 """Read and write the robot motion formats the humanoid community exchanges.
 
-One module per format (:mod:`.asap`, :mod:`.beyondmimic_npz`, :mod:`.unitree_csv`,
+One module per format (:mod:`.asap`, :mod:`.tracking_npz`, :mod:`.unitree_csv`,
 :mod:`.gmr_pkl`), each with ``read(path, options) -> list[LoadedMotion]`` and
 ``write(path, motion, robot, options) -> Path`` around :class:`retarget.asap_pkl.RobotMotion`
 (wxyz, SI, world z-up). Human inputs (BVH, joint positions) live in :mod:`retarget.readers`.

@@ -54,6 +54,28 @@ def body_poses(motion: RobotMotion, robot: RobotSpec) -> BodyPoses:
     return BodyPoses(names=names, pos_w=pos, quat_w=quat)
 
 
+def select_bodies(
+    poses: BodyPoses, names: tuple[str, ...], markers: dict[str, tuple[str, tuple[float, float, float]]] | None = None
+) -> BodyPoses:
+    """The poses of `names`, in that order, looked up by name. A name the robot lacks is taken from
+    `markers` (name → parent link, offset in its frame [m]; orientation of the parent)."""
+    markers = markers or {}
+    index = {n: i for i, n in enumerate(poses.names)}
+    pos, quat = [], []
+    for name in names:
+        if name in index:
+            pos.append(poses.pos_w[:, index[name]])
+            quat.append(poses.quat_w[:, index[name]])
+            continue
+        if name not in markers:
+            raise KeyError(f"robot has no body {name!r}")
+        parent, offset_b = markers[name]
+        q = poses.quat_w[:, index[parent]]
+        pos.append(poses.pos_w[:, index[parent]] + quat_to_matrix(q) @ np.asarray(offset_b))
+        quat.append(q)
+    return BodyPoses(names=tuple(names), pos_w=np.stack(pos, axis=1), quat_w=np.stack(quat, axis=1))
+
+
 @dataclass(frozen=True)
 class FootCheck:
     """Where the feet are in one frame: is the motion on the floor and not mirrored?"""
