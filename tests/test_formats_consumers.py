@@ -312,3 +312,45 @@ def test_convert_cli_output_option_and_input_guard(tmp_path):
     assert runner.invoke(main, ["convert", str(src)]).exit_code == 2
     out = runner.invoke(main, ["convert", str(tmp_path / "a.npz"), "-o", str(tmp_path / "h.npz"), "--to", "holosoma"])
     assert out.exit_code == 0 and np.load(tmp_path / "h.npz")["joint_pos"].shape[1] == 36, out.output
+
+
+def test_batch_writes_clips_in_the_chosen_dialect(tmp_path):
+    from test_batch_helpers import make_short_clips
+
+    from retarget.batch import BatchOptions, run_batch
+    from retarget.config import RetargetConfig
+
+    src = make_short_clips(tmp_path / "src", 2)
+    src[1] = src[1].rename(src[1].with_name("kick_v1.5.npz"))  # ASAP's folder mode would cut this name at the dot
+    out = tmp_path / "out"
+    options = BatchOptions(executor="inline", output_format="beyondmimic")
+    result = run_batch(src, out, RetargetConfig(fps_out=50.0), options)
+    assert [r.clip for r in result.records] == ["clip_00", "kick_v1_5"] and not result.failed
+    assert result.export is not None and result.export.written == 2
+    assert any("23-dof motion written for beyondmimic" in n for n in result.export.notes)
+    for record in result.records:
+        (asap,) = read_motions(out / record.output)
+        assert joblib.load(out / "clips" / f"{record.clip}.pkl").keys() == {record.clip}  # folder-mode key
+        data = np.load(out / "beyondmimic" / f"{record.clip}.npz")  # read as BeyondMimic does: by position
+        assert data["fps"].tolist() == [50] and data["body_pos_w"].shape[1:] == (30, 3)
+        ours = body_poses(asap.motion, asap.robot)
+        for name in ("pelvis", "left_knee_link", "right_ankle_roll_link"):  # legs: same on both G1 URDFs
+            np.testing.assert_allclose(data["body_pos_w"][:, BEYONDMIMIC_BODIES.index(name)],
+                                       ours.pos_w[:, ours.names.index(name)], atol=1e-5)  # fmt: skip
+    again = run_batch(src, out, RetargetConfig(fps_out=50.0), options)
+    assert again.skipped == 2 and again.export is not None and again.export.written == 0
+
+
+def test_batch_cli_format_option(tmp_path):
+    from test_batch_helpers import make_short_clips
+
+    make_short_clips(tmp_path / "src", 1)
+    out = CliRunner().invoke(main, ["batch", str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--executor",
+                                    "inline", "--format", "gmr", "--quiet"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "gmr files:" in out.output and "warning:" in out.output
+    with open(tmp_path / "out" / "gmr" / "clip_00.pkl", "rb") as fh:
+        data = pickle.load(fh)
+    assert data["dof_pos"].shape[1] == 29 and data["fps"] == 30.0 and len(data["link_body_list"]) == 38
+    stream = (tmp_path / "out" / "motion_library.pkl").read_bytes()
+    assert b"numpy._core" not in stream  # the ASAP library loads under numpy 1.x as well
