@@ -270,6 +270,9 @@ def test_dialect_detection_and_refusals(tmp_path, walk29):
         np.savez(tmp_path / f"bare_{fmt}.npz", **data)  # what BeyondMimic's and mjlab's own tools write
         with pytest.raises(MotionFileError, match="--from beyondmimic or --from mjlab"):
             detect_input_format(tmp_path / f"bare_{fmt}.npz")
+        other = "mjlab" if fmt == "beyondmimic" else "beyondmimic"
+        with pytest.raises(MotionFileError, match=f"it is not a {other} file"):  # a wrong --from is caught
+            read_motions(tmp_path / f"bare_{fmt}.npz", other)
         (back,) = read_motions(tmp_path / f"bare_{fmt}.npz", fmt)  # --from settles it
         np.testing.assert_array_equal(back.motion.dof_pos, walk29.dof_pos)
         np.testing.assert_allclose(back.motion.root_pos_w, walk29.root_pos_w, atol=0)

@@ -202,4 +202,33 @@ def read(
         name=name, fps=_fps(path, data), root_pos_w=root_pos, root_quat_w=quat_normalize(root_quat), dof_pos=dof,
         human_joints_w=human,
     )  # fmt: skip
+    if "joint_names" not in data:
+        _check_order_by_kinematics(path, motion, robot, np.asarray(data["body_pos_w"], dtype=np.float64), found)
     return [LoadedMotion(motion, robot)]
+
+
+_LEG_BODIES = tuple(f"{s}_{j}_link" for s in ("left", "right") for j in ("hip_roll", "knee", "ankle_roll"))
+LEG_ORDER_TOLERANCE_M = 0.02
+"""How far a nameless file's leg bodies may sit from our forward kinematics of its joints read in the stated
+order. The G1 models of the consumers agree on the legs to 1e-6 m; a wrong order moves them by decimetres."""
+
+
+def _check_order_by_kinematics(
+    path: Path, motion: RobotMotion, robot: RobotSpec, pos_w: np.ndarray, dialect: str
+) -> None:
+    """Refuse a nameless file whose bodies do not follow from its joints in `dialect`'s order: the order
+    a caller states (``--from``) is checked, not trusted."""
+    bodies = consumer_order(dialect).bodies
+    if pos_w.ndim != 3 or pos_w.shape[1] != len(bodies):
+        raise MotionFileError(
+            path, f"'body_pos_w' must be (T, {len(bodies)}, 3) in {dialect} order; found {pos_w.shape}"
+        )
+    ours = select_bodies(body_poses(motion, robot), _LEG_BODIES)
+    theirs = pos_w[:, [bodies.index(n) for n in _LEG_BODIES]]
+    error_m = float(np.abs(ours.pos_w - theirs).max())
+    if error_m > LEG_ORDER_TOLERANCE_M:
+        other = "mjlab" if dialect == "beyondmimic" else "beyondmimic"
+        raise MotionFileError(
+            path, f"read in {dialect} order, its leg bodies sit up to {error_m:.3f} m from where its joint angles put "
+            f"them: it is not a {dialect} file (try --from {other})"
+        )  # fmt: skip
