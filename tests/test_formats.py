@@ -60,7 +60,8 @@ def test_asap_to_beyondmimic_to_asap_is_exact(tmp_path, walk):
 
 
 def test_beyondmimic_npz_schema_and_metadata(tmp_path, walk):
-    path = write_motion(tmp_path / "walk.npz", walk.motion, walk.robot, "beyondmimic")
+    with pytest.warns(FormatNote):
+        path = write_motion(tmp_path / "walk.npz", walk.motion, walk.robot, "beyondmimic")
     data = np.load(path, allow_pickle=False)
     num = walk.motion.num_frames
     assert data["fps"].tolist() == [30] and data["joint_pos"].shape == (num, 29)
