@@ -6,7 +6,8 @@ each :class:`ConsumerOrder`); :func:`consumer_order` checks each one against the
 G1 on first use, by name: every joint exists, every body is the child link of the joint at the
 same position, and the order is the tree walk the consumer's simulator does (IsaacLab/PhysX:
 breadth-first over the URDF; MuJoCo: depth-first over the model's bodies that have a joint).
-GMR's list adds three marker bodies the URDF lacks; their offsets are in :data:`GMR_MARKERS`.
+GMR's and holosoma's lists add marker bodies the URDF lacks; their offsets are in :data:`GMR_MARKERS` and
+:data:`HOLOSOMA_MARKERS`.
 """
 
 from __future__ import annotations
@@ -83,6 +84,50 @@ GMR_G1_BODIES: tuple[str, ...] = (
 """GMR's `link_body_list` for the G1 (38 bodies, the body order of g1_mocap_29dof.xml)."""
 
 
+_SPHERES_B = ((0.12, 0.03), (0.12, -0.03), (0.14, 0.0), (-0.05, 0.025), (-0.05, -0.025))  # (x, y) at z = -0.03
+
+
+def _holosoma_markers() -> dict[str, tuple[str | None, tuple[float, float, float]]]:
+    markers: dict[str, tuple[str | None, tuple[float, float, float]]] = {"world": (None, (0.0, 0.0, 0.0))}
+    for side, y in (("left", 1.0), ("right", -1.0)):
+        markers[f"{side}_ankle_intermediate_1_link"] = (f"{side}_knee_link", (0.0, 0.0, -0.28))
+        for k, (x, sy) in zip((3, 4, 5, 1, 2), _SPHERES_B):
+            markers[f"{side}_ankle_roll_sphere_{k}_link"] = (f"{side}_ankle_roll_link", (x, sy, -0.03))
+        for name, (x, z) in (("rubber_hand", (0.0415, 0.0)), ("thumb", (0.1215, 0.05)), ("pinky", (0.1615, -0.04))):
+            markers[f"{side}_{name}_link"] = (f"{side}_wrist_yaw_link", (x, y * 0.003, z))
+    markers["waist_support_link"] = ("torso_link", (0.003964, 0.0, -0.054))
+    return markers
+
+
+HOLOSOMA_MARKERS = _holosoma_markers()
+"""Bodies of holosoma's G1 that are not URDF links here: name → (parent link, offset in its frame [m]), no
+rotation; `world` is the fixed origin (parent None). Measured on holosoma's own sample
+`sub3_largebox_003_mj.npz` (amazon-far/holosoma @ fc600e7): each is rigid on its parent to 1e-15 m."""
+
+
+def _holosoma_side(side: str) -> tuple[str, ...]:
+    return (
+        tuple(f"{side}_{j}_link" for j in _LEG[:4]) + (f"{side}_ankle_intermediate_1_link",)
+        + tuple(f"{side}_{j}_link" for j in _LEG[4:])
+        + tuple(f"{side}_ankle_roll_sphere_{k}_link" for k in (3, 4, 5, 1, 2))
+    )  # fmt: skip
+
+
+def _holosoma_arm(side: str) -> tuple[str, ...]:
+    return tuple(f"{side}_{j}_link" for j in _ARM) + tuple(
+        f"{side}_{n}_link" for n in ("rubber_hand", "thumb", "pinky")
+    )
+
+
+HOLOSOMA_G1_BODIES: tuple[str, ...] = (
+    ("world", "pelvis", "pelvis_contour_link") + _holosoma_side("left") + _holosoma_side("right")
+    + ("waist_yaw_link", "waist_roll_link", "torso_link", "waist_support_link")
+    + _holosoma_arm("left") + _holosoma_arm("right")
+)  # fmt: skip
+"""holosoma's G1 bodies (51, its `body_names` order). holosoma looks every body of its robot up by name in the
+file and fails on a missing one, so the file carries all of them."""
+
+
 @dataclass(frozen=True)
 class ConsumerOrder:
     """The joint and body order a consumer reads by position."""
@@ -157,18 +202,31 @@ def consumer_order(name: str) -> ConsumerOrder:
     return order
 
 
-@cache
-def gmr_body_list() -> tuple[str, ...]:
-    """GMR's 38 body names, checked: each is a link of the 29-dof G1 or a marker on one."""
+def _checked_body_list(consumer: str, names: tuple[str, ...], markers: dict, count: int) -> tuple[str, ...]:
+    """`names` after checking each is a body of the 29-dof G1's model or a marker on one."""
     import mujoco
 
     from robots.mujoco_model import build_mujoco_model
 
     model = build_mujoco_model(load_robot_spec(CONSUMER_ROBOT))
-    missing = [
-        n for n in GMR_G1_BODIES
-        if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n) < 0 and n not in GMR_MARKERS
-    ]  # fmt: skip
-    if missing or len(set(GMR_G1_BODIES)) != 38:
-        raise ConfigError(f"GMR body list names bodies the {CONSUMER_ROBOT} model lacks: {missing}")
-    return GMR_G1_BODIES
+
+    def known(name: str) -> bool:
+        return mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name) >= 0
+
+    missing = [n for n in names if not known(n) and n not in markers]
+    missing += [p for p, _ in markers.values() if p is not None and not known(p)]
+    if missing or len(set(names)) != count:
+        raise ConfigError(f"{consumer} body list names bodies the {CONSUMER_ROBOT} model lacks: {missing}")
+    return names
+
+
+@cache
+def gmr_body_list() -> tuple[str, ...]:
+    """GMR's 38 body names, checked: each is a link of the 29-dof G1 or a marker on one."""
+    return _checked_body_list("GMR", GMR_G1_BODIES, GMR_MARKERS, 38)
+
+
+@cache
+def holosoma_body_list() -> tuple[str, ...]:
+    """holosoma's 51 body names, checked like :func:`gmr_body_list`."""
+    return _checked_body_list("holosoma", HOLOSOMA_G1_BODIES, HOLOSOMA_MARKERS, 51)

@@ -14,7 +14,8 @@ and differ in the order of joints and bodies, which BeyondMimic and mjlab read *
 
 * ``beyondmimic``: IsaacLab breadth-first order, 30 bodies (:data:`retarget.formats.orders.ISAACLAB_G1_BODIES`).
 * ``mjlab``: MuJoCo depth-first order, 30 bodies without fixed links.
-* ``holosoma``: reads joints and bodies by name; every link of the G1 in MuJoCo order.
+* ``holosoma``: reads joints and bodies by name and fails on any body of its G1 the file lacks, so the
+  file has holosoma's 51 bodies (:data:`retarget.formats.orders.HOLOSOMA_G1_BODIES`, body 0 = world).
 
 The consumers read no other key; the writer adds ``joint_names``, ``body_names`` (the order
 written), ``human_joints_w`` (T, 24, 3) and a JSON ``metadata`` string naming the dialect, so
@@ -36,7 +37,13 @@ from retarget.errors import ConfigError, MotionFileError
 from retarget.formats.base import CONVENTIONS, DEFAULT_OPTIONS, FormatOptions, LoadedMotion
 from retarget.formats.kinematics import body_poses, select_bodies
 from retarget.formats.motion_ops import check_frames, empty_human_joints, robot_for_joint_names
-from retarget.formats.orders import CONSUMER_ROBOT, MUJOCO_G1_JOINTS, consumer_order
+from retarget.formats.orders import (
+    CONSUMER_ROBOT,
+    HOLOSOMA_MARKERS,
+    MUJOCO_G1_JOINTS,
+    consumer_order,
+    holosoma_body_list,
+)
 from retarget.formats.velocity import angular_velocity_w, linear_velocity
 from retarget.readers.amass import _load_npz
 from retarget.rotations import quat_normalize
@@ -53,12 +60,12 @@ def _fps_array(fps: float) -> np.ndarray:
     return np.array([round(fps)]) if abs(fps - round(fps)) < 1e-9 else np.array([float(fps)])
 
 
-def _orders(dialect: str, robot: RobotSpec) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
-    """(joint order, body order or None for every body) a dialect writes."""
+def _orders(dialect: str, robot: RobotSpec) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(joint order, body order) a dialect writes."""
     if robot.name != CONSUMER_ROBOT:
         raise ConfigError(f"{dialect} files hold the 29-dof G1 ({CONSUMER_ROBOT}); got a motion on {robot.name}")
     if dialect == "holosoma":
-        return MUJOCO_G1_JOINTS, None
+        return MUJOCO_G1_JOINTS, holosoma_body_list()
     order = consumer_order(dialect)
     return order.joints, order.bodies
 
@@ -68,9 +75,7 @@ def write(
 ) -> Path:
     """Write `motion` (on the 29-dof G1) in `dialect`, at the motion's own rate."""
     joints, bodies = _orders(dialect, robot)
-    poses = body_poses(motion, robot)
-    if bodies is not None:
-        poses = select_bodies(poses, bodies)
+    poses = select_bodies(body_poses(motion, robot), bodies, HOLOSOMA_MARKERS if dialect == "holosoma" else None)
     columns = [robot.joint_names.index(j) for j in joints]
     joint_pos = motion.dof_pos[:, columns].astype(np.float64)
     joint_vel = linear_velocity(joint_pos, motion.fps)
