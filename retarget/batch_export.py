@@ -5,8 +5,8 @@ The batch's own store stays `clips/<clip>.pkl` (ASAP), which its records, resume
 X by :func:`retarget.formats.write_motion`'s writers, from that `.pkl`, one clip in memory at a
 time. BeyondMimic, mjlab, holosoma, GMR and Unitree CSV have no multi-clip file: their trainers take
 one file per motion or a folder of them, so the folder `<out>/<format>/` is the library in those
-dialects. A clip is (re)exported when it was processed in this run or its file is missing; the
-file of a clip that failed is removed, like its `.pkl`.
+dialects. A clip is (re)exported when it was processed in this run or its file is missing or older
+than its `.pkl`; the file of a clip that failed is removed, like its `.pkl`.
 """
 
 from __future__ import annotations
@@ -49,9 +49,10 @@ def export_clips(out_dir: Path, records: Iterable[ClipRecord], fmt: str, process
         if not record.ok or record.output is None:
             target.unlink(missing_ok=True)
             continue
-        if target.is_file() and record.clip not in processed:
-            continue
-        (loaded,) = read_motions(out_dir / record.output, "asap")
+        source = out_dir / record.output
+        if record.clip not in processed and target.is_file() and target.stat().st_mtime_ns >= source.stat().st_mtime_ns:
+            continue  # current: a run killed between a clip's .pkl and its export leaves an older file
+        (loaded,) = read_motions(source, "asap")
         motion, robot, changed = prepare_motion(loaded.motion, loaded.robot, fmt)
         for note in changed:  # "<clip>: <what>" → one line per <what>
             notes.setdefault(note.split(": ", 1)[-1], record.clip)
