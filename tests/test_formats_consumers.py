@@ -25,7 +25,7 @@ from retarget.errors import ConfigError, MotionFileError
 from retarget.formats import FormatOptions, convert_dof, detect_input_format, read_motions, write_motion
 from retarget.formats.convert import ConvertConfig, convert_file
 from retarget.formats.kinematics import body_poses
-from retarget.formats.orders import ConsumerOrder, _check
+from retarget.formats.orders import ConsumerOrder, _check, consumer_order, gmr_body_list
 from retarget.formats.registry import ROBOT_FORMATS, FormatNote
 from retarget.rotations import quat_conj, quat_mul, quat_to_matrix
 from retarget.safe_pickle import safe_load
@@ -86,8 +86,9 @@ def _same_rotation(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def test_orders_are_the_tree_walks_of_the_robot_model():
-    for fmt in POSITION_INDEXED:
-        ROBOT_FORMATS[fmt]  # registered
+    for fmt, (joints, bodies) in POSITION_INDEXED.items():  # the writer's tables = CONSUMERS.md's lists
+        assert consumer_order(fmt).joints == tuple(joints) and consumer_order(fmt).bodies == tuple(bodies)
+    assert gmr_body_list() == tuple(GMR_BODIES)
     swapped = list(MJLAB_JOINTS)
     swapped[0], swapped[6] = swapped[6], swapped[0]
     bodies = tuple(["pelvis"] + [j.replace("waist_pitch_joint", "torso_joint")[: -len(_J)] + "_link" for j in swapped])
