@@ -21,6 +21,7 @@ resumes and skips what is done); ``--out`` receives ``summary.json`` (with each 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -43,6 +44,7 @@ from retarget.asap_pkl import atomic_write
 from retarget.errors import AsapRetargetError, MotionFileError
 from retarget.metrics import evaluate_library, evaluate_motion, load_human_reference, summarize
 from retarget.metrics.human import HumanReference
+from retarget.metrics.library import _finite_or_none as finite_or_none  # NaN -> null, as `eval --json` writes
 from robots.registry import load_robot_spec
 from trainers.evaluate import evaluate_policy, performed_motions
 from trainers.policy_io import load_policy
@@ -142,26 +144,27 @@ def evaluate_checkpoint(ckpt: Path, library: Path, human: HumanReference, s: Tra
     scored = []
     for motion in performed_motions(act, refs, cfg, s.episodes, s.eval_seed, domain_rand=True):
         count = min(motion.num_frames, human.num_frames)
-        trimmed = type(motion)(motion.name, motion.fps, motion.root_pos_w[:count], motion.root_quat_w[:count],
-                               motion.dof_pos[:count], motion.human_joints_w[:count])  # fmt: skip
+        trimmed = dataclasses.replace(motion, root_pos_w=motion.root_pos_w[:count], root_quat_w=motion.root_quat_w[:count],
+                                      dof_pos=motion.dof_pos[:count], human_joints_w=motion.human_joints_w[:count])  # fmt: skip
         scored.append(evaluate_motion(trimmed, human.frames(count), robot))
     vs_human = summarize(scored).mean
     return {
         "checkpoint": ckpt.name, "iteration": loaded.iteration, "env_steps": loaded.iteration * s.steps_per_iteration,
         "success": overall.success_rate, "completion": float(np.mean([c.mean_episode_fraction for c in per_clip])),
         "eg_mpjpe_mm": overall.eg_mpjpe_mm, "empjpe_mm": overall.empjpe_mm, "evel_mm_per_frame": overall.evel_mm_per_frame,
-        "eacc_mm_per_frame2": overall.eacc_mm_per_frame2, "episodes": overall.num_episodes,
+        "eacc_mm_per_frame2": overall.eacc_mm_per_frame2, "episodes": overall.num_episodes, "eval_seed": s.eval_seed,
         "vs_human": {k: vs_human[k] for k in HUMAN_METRICS},
     }  # fmt: skip
 
 
 def evaluate_run(run_dir: Path, library: Path, human: HumanReference, s: TrainSettings) -> list[dict]:
-    """Every checkpoint's evaluation, cached in RUN/eval/ (a rerun only evaluates new checkpoints)."""
+    """Every checkpoint's evaluation, cached in RUN/eval/ (a rerun evaluates only new checkpoints or protocols)."""
     rows = []
     for ckpt in checkpoints(run_dir):
         cache = run_dir / "eval" / f"{ckpt.stem}.json"
-        row = json.loads(cache.read_text()) if cache.exists() else None
-        if row is None or row.get("iteration") != _checkpoint_iteration(ckpt) or row.get("episodes") != s.episodes:
+        row = json.loads(cache.read_text()) if cache.exists() else {}
+        protocol = (_checkpoint_iteration(ckpt), s.episodes, s.eval_seed)
+        if (row.get("iteration"), row.get("episodes"), row.get("eval_seed")) != protocol:
             row = evaluate_checkpoint(ckpt, library, human, s)
             cache.parent.mkdir(exist_ok=True)
             atomic_write(cache, lambda tmp, r=row: tmp.write_text(json.dumps(r, indent=1)))
@@ -169,19 +172,9 @@ def evaluate_run(run_dir: Path, library: Path, human: HumanReference, s: TrainSe
     return rows
 
 
-def _finite(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def publish(summary: dict, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(_finite(summary), indent=1, allow_nan=False)
+    text = json.dumps(finite_or_none(summary), indent=1, allow_nan=False)
     atomic_write(out_dir / "summary.json", lambda tmp: tmp.write_text(text))
     atomic_write(out_dir / "table.md", lambda tmp: tmp.write_text(table_markdown(summary)))
     plot_curves(summary, out_dir / "curves.png")
