@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 from pathlib import Path
+
+import numpy as np
 
 from retarget.asap_pkl import atomic_write
 
@@ -13,6 +17,8 @@ TRACKING_COLUMNS = (("success", "success"), ("completion", "completed"), ("eg_mp
 HUMAN_COLUMNS = (("limb_direction_error_deg", "limb err [deg]"), ("stance_sole_abs_height_mm", "stance \\|sole z\\| [mm]"),
                  ("stance_tilt_deg", "stance tilt [deg]"), ("stance_slide_cm_s", "stance slide [cm/s]"),
                  ("floating_fraction", "floating"))  # fmt: skip
+SPREAD_KEYS = ("completion", "eg_mpjpe_mm", "empjpe_mm", "vs_human.limb_direction_error_deg")
+LATE_CHECKPOINTS = 3
 PLOTTED = (("success", "success"), ("completion", "clip completed"), ("eg_mpjpe_mm", "Eg-mpjpe vs own ref [mm]"),
            ("empjpe_mm", "Empjpe vs own ref [mm]"), ("vs_human.limb_direction_error_deg", "limb err vs human [deg]"))  # fmt: skip
 
@@ -63,6 +69,22 @@ def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def late_spread_rows(summary: dict, last: int = LATE_CHECKPOINTS) -> list[list[str]]:
+    """Per run, mean ± standard deviation over its last ``last`` checkpoints at or below the common budget:
+    how much a figure moves between neighbouring checkpoints of one run, a floor for the noise of a ranking."""
+    rows = []
+    for run, at in at_common_budget(summary):
+        window = [c for c in run["checkpoints"] if c["env_steps"] <= at["env_steps"]][-last:]
+        cells = []
+        for key in SPREAD_KEYS:
+            values = np.array([np.nan if (v := _get(c, key)) is None else v for c in window], dtype=float)
+            scale = 100.0 if key == "completion" else 1.0
+            cells.append(f"{np.nanmean(values) * scale:.1f} ± {np.nanstd(values) * scale:.1f}")
+        rows.append([run["clip"], run["source"], str(run["seed"]),
+                     f"{window[0]['env_steps']:,}–{window[-1]['env_steps']:,}", *cells])  # fmt: skip
+    return rows
+
+
 def table_markdown(summary: dict) -> str:
     """The table at the common budget, then every checkpoint of every run (the curves as numbers)."""
     s = summary["settings"]
@@ -81,6 +103,12 @@ def table_markdown(summary: dict) -> str:
                    *(_fmt(c[k], k) for k, _ in TRACKING_COLUMNS),
                    _fmt(c["vs_human"]["limb_direction_error_deg"], "limb_direction_error_deg")]
                   for run in summary["runs"] for c in run["checkpoints"]]  # fmt: skip
+    spread_header = ["clip", "source", "seed", "env steps", "completed [%]", "Eg-mpjpe [mm]", "Empjpe [mm]",
+                     "limb err vs human [deg]"]  # fmt: skip
+    spread = (f"Mean ± standard deviation over the last {LATE_CHECKPOINTS} checkpoints at or below the common "
+              "budget (checkpoint-to-checkpoint spread of one run; seed-to-seed spread is not measured here):")
+    lines += ["", spread, ""]
+    lines += _markdown(spread_header, late_spread_rows(summary))
     lines += ["", "Every evaluated checkpoint:", ""] + _markdown(curve_header, curve_rows)
     return "\n".join(lines) + "\n"
 
@@ -105,13 +133,32 @@ def plot_curves(summary: dict, png_path: Path) -> Path | None:
                 values = [_get(c, key) for c in run["checkpoints"]]
                 axes[row, col].plot(steps, [float("nan") if v is None else v for v in values], marker="o",
                                     color=colors[run["source"]], label=f"{run['source']} (seed {run['seed']})")  # fmt: skip
-        for col, (_, title) in enumerate(PLOTTED):
+        for col, (key, title) in enumerate(PLOTTED):
             ax = axes[row, col]
             ax.set_title(f"{clip.removeprefix('video_')}: {title}" if col == 0 else title, fontsize=9)
             ax.set_xlabel("env steps")
+            ax.ticklabel_format(axis="x", style="sci", scilimits=(6, 6))
+            if key in ("success", "completion"):
+                ax.set_ylim(-0.05, 1.05)
             ax.grid(alpha=0.3)
         axes[row, 0].legend(fontsize=8)
     fig.tight_layout()
     atomic_write(png_path, lambda tmp: fig.savefig(tmp, format="png", dpi=80))
     plt.close(fig)
     return png_path
+
+
+def main() -> None:
+    """Re-render table.md and curves.png from a summary.json (e.g. after changing this module)."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("summary", type=Path)
+    args = parser.parse_args()
+    summary = json.loads(args.summary.read_text())
+    table = args.summary.with_name("table.md")
+    atomic_write(table, lambda tmp: tmp.write_text(table_markdown(summary)))
+    plot_curves(summary, args.summary.with_name("curves.png"))
+    print(f"wrote {table} and {args.summary.with_name('curves.png')}")
+
+
+if __name__ == "__main__":
+    main()
