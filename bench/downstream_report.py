@@ -78,8 +78,8 @@ def late_spread_rows(summary: dict, last: int = LATE_CHECKPOINTS) -> list[list[s
         cells = []
         for key in SPREAD_KEYS:
             values = np.array([np.nan if (v := _get(c, key)) is None else v for c in window], dtype=float)
-            scale = 100.0 if key == "completion" else 1.0
-            cells.append(f"{np.nanmean(values) * scale:.1f} ± {np.nanstd(values) * scale:.1f}")
+            values = values[np.isfinite(values)] * (100.0 if key == "completion" else 1.0)
+            cells.append(f"{values.mean():.1f} ± {values.std():.1f}" if values.size else "—")
         rows.append([run["clip"], run["source"], str(run["seed"]),
                      f"{window[0]['env_steps']:,}–{window[-1]['env_steps']:,}", *cells])  # fmt: skip
     return rows

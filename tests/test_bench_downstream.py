@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import bench_downstream
 import downstream_sources
-from downstream_report import at_common_budget
+from downstream_report import at_common_budget, late_spread_rows
 
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
@@ -69,6 +69,7 @@ def test_two_sources_end_to_end_each_row_from_its_own_file(tmp_path, monkeypatch
     assert [r[header.index("source")] for r in rows] == ["asap", "ours"]
     assert [r[header.index("file sha256")] for r in rows] == [r["source_sha256"][:12] for r in runs]
     assert [r[header.index("env steps")] for r in rows] == ["192", "192"]
+    assert len(_table(lines, next(i for i, line in enumerate(lines) if line.startswith("Mean ±")) + 2)) == 1 + 2
     curve_start = lines.index("Every evaluated checkpoint:") + 2
     assert len(_table(lines, curve_start)) == 1 + 4
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -111,6 +112,15 @@ def test_table_compares_runs_at_the_budget_all_of_them_reached():
     summary = {"runs": [{"clip": "a", "checkpoints": curve(10, 20, 30)}, {"clip": "a", "checkpoints": curve(10, 20)},
                         {"clip": "b", "checkpoints": curve(10, 20, 30)}]}  # fmt: skip
     assert [c["env_steps"] for _, c in at_common_budget(summary)] == [20, 20, 30]
+
+
+def test_late_spread_is_mean_and_population_sd_of_the_last_checkpoints():
+    point = lambda steps, done, err: {"env_steps": steps, "completion": done, "eg_mpjpe_mm": err, "empjpe_mm": err,
+                                      "vs_human": {"limb_direction_error_deg": None}}  # fmt: skip
+    run = {"clip": "a", "source": "x", "seed": 0,
+           "checkpoints": [point(10, 0.9, 1.0), point(20, 0.2, 10.0), point(30, 0.4, 20.0), point(40, 0.6, 30.0)]}
+    (row,) = late_spread_rows({"runs": [run]}, last=3)
+    assert row[3:] == ["20–40", "40.0 ± 16.3", "20.0 ± 8.2", "20.0 ± 8.2", "—"]
 
 
 def test_performed_motion_is_the_evaluated_episode_played_through_the_fall():
