@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
-from retarget.asap_pkl import RobotMotion
-from retarget.asap_pkl import motion_qpos as asap_motion_qpos
+from retarget.asap_pkl import RobotMotion, motion_qpos
 from retarget.rotations import quat_to_matrix
 from robots.mujoco_model import build_mujoco_model
 from robots.registry import RobotSpec
@@ -30,13 +29,6 @@ class BodyPoses:
     """(T, B, 3) [m] body frame origins in the world."""
     quat_w: np.ndarray
     """(T, B, 4) body orientations in the world, wxyz."""
-
-
-def motion_qpos(motion: RobotMotion, robot: RobotSpec) -> np.ndarray:
-    """(T, nq) MuJoCo configurations of the motion on `robot`."""
-    if motion.dof_pos.shape[1] != robot.num_dof:
-        raise ValueError(f"motion has {motion.dof_pos.shape[1]} joints, robot {robot.name} has {robot.num_dof}")
-    return asap_motion_qpos(build_mujoco_model(robot), robot, motion)
 
 
 def body_poses(motion: RobotMotion, robot: RobotSpec) -> BodyPoses:
