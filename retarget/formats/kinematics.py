@@ -7,6 +7,7 @@ URDF (every URDF link, fixed ones included), in MuJoCo's depth-first tree order,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import mujoco
@@ -44,6 +45,35 @@ def body_poses(motion: RobotMotion, robot: RobotSpec) -> BodyPoses:
         quat[t] = data.xquat[1:]
     names = tuple(model.body(i).name for i in range(1, model.nbody))
     return BodyPoses(names=names, pos_w=pos, quat_w=quat)
+
+
+def select_bodies(
+    poses: BodyPoses,
+    names: tuple[str, ...],
+    markers: Mapping[str, tuple[str | None, tuple[float, float, float]]] | None = None,
+) -> BodyPoses:
+    """The poses of `names`, in that order, looked up by name. A name the robot lacks is taken from
+    `markers` (name → parent link, offset in its frame [m]; orientation of the parent; parent None: a
+    point fixed in the world, identity orientation)."""
+    markers = markers or {}
+    index = {n: i for i, n in enumerate(poses.names)}
+    pos, quat = [], []
+    for name in names:
+        if name in index:
+            pos.append(poses.pos_w[:, index[name]])
+            quat.append(poses.quat_w[:, index[name]])
+            continue
+        if name not in markers:
+            raise KeyError(f"robot has no body {name!r}")
+        parent, offset_b = markers[name]
+        if parent is None:
+            pos.append(np.tile(np.asarray(offset_b, dtype=np.float64), (len(poses.pos_w), 1)))
+            quat.append(np.tile([1.0, 0.0, 0.0, 0.0], (len(poses.pos_w), 1)))
+            continue
+        q = poses.quat_w[:, index[parent]]
+        pos.append(poses.pos_w[:, index[parent]] + quat_to_matrix(q) @ np.asarray(offset_b))
+        quat.append(q)
+    return BodyPoses(names=tuple(names), pos_w=np.stack(pos, axis=1), quat_w=np.stack(quat, axis=1))
 
 
 @dataclass(frozen=True)
