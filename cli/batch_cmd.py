@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
 
@@ -103,16 +103,22 @@ def _clip_table(records) -> Table:
 @click.option("--force", is_flag=True, help="Redo every clip, even those already done with this config.")
 @click.option("--no-library", is_flag=True, help="Skip the combined motion_library.pkl.")
 @click.option(
-    "--stage", "stages", type=click.Choice(["filter", "eval"]), multiple=True,
+    "--stage", "stages", type=click.Choice(["filter", "eval", "controller"]), multiple=True,
     help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
-    "'eval' (retargeting metrics against the source). Figures go to the manifest.",
+    "'eval' (retargeting metrics against the source), 'controller' (sampling-MPC tracking in the training "
+    "simulator; writes the motion the G1 performed, see --performed). Figures go to the manifest.",
+)  # fmt: skip
+@click.option(
+    "--performed", type=click.Choice(["replace", "beside"]), default="replace", show_default=True,
+    help="With --stage controller: the performed motion replaces the kinematic retarget in the library, "
+    "or goes beside it as <clip>_performed.",
 )  # fmt: skip
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per clip on stdout, then one for the batch.")
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    quiet: bool, jsonl: bool,
+    performed: str, quiet: bool, jsonl: bool,
 ) -> None:  # fmt: skip
     """Retarget every .npz under SOURCE_DIR (default: the bundled motions_raw/).
 
@@ -126,6 +132,8 @@ def batch(
         raise click.UsageError("--quiet and --jsonl are exclusive")
     if address is not None and executor != "ray":
         raise click.UsageError("--address needs --executor ray")
+    if performed == "beside":
+        stages = tuple("controller-beside" if s == "controller" else s for s in stages)
     source_dir = source_dir or DEFAULT_SOURCE_DIR
     config = make_config(robot, fps, body_model)
     options = BatchOptions(

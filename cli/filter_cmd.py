@@ -11,7 +11,8 @@ from rich.table import Table
 
 from cli.common import console, err_console, robot_option
 
-LAYERS = ("kinematic", "dynamic", "replay")
+LAYERS = ("kinematic", "dynamic", "replay", "controller")
+DEFAULT_LAYERS = ("kinematic", "dynamic", "replay")
 
 
 @click.command(name="filter")
@@ -25,9 +26,10 @@ LAYERS = ("kinematic", "dynamic", "replay")
 )
 @click.option(
     "--layers",
-    default=",".join(LAYERS),
+    default=",".join(DEFAULT_LAYERS),
     show_default=True,
-    help="Comma-separated layers to run: kinematic, dynamic, replay.",
+    help="Comma-separated layers to run: kinematic, dynamic, replay, controller (sampling-MPC tracking; "
+    "it decides, and the dynamic layer's checks become informational; a few s of CPU per s of motion).",
 )
 @click.option("--replay-decides", is_flag=True, help="Let a replay failure trim or reject (off: reported only).")
 @robot_option
