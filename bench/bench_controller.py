@@ -54,7 +54,8 @@ def main() -> None:
                       replan_steps=args.replan_steps, num_threads=1)  # fmt: skip
     config = ControllerConfig(tracker=tracker)
     print("settings:", json.dumps(tracker.to_dict()))
-    rows, start = [], time.perf_counter()
+    rows: list[dict] = []
+    start = time.perf_counter()
     for path in paths:
         if args.budget_s and time.perf_counter() - start > args.budget_s:
             print(f"budget spent: {len(rows)}/{len(paths)} clips measured")

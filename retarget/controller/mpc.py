@@ -66,7 +66,7 @@ class SamplingPlanner:
     def targets(self, k0: int, residual: np.ndarray) -> np.ndarray:
         """(..., H, D) PD targets for control steps k0 … k0+H−1."""
         idx = np.minimum(np.arange(k0, k0 + self.horizon), self.ref.num_steps - 1)
-        return self.ref.qpos[idx][:, self.dof_qpos] + residual
+        return self.ref.qpos[idx][:, self.dof_qpos] + self.ref.target_offset_rad[idx] + residual
 
     def plan(self, state: np.ndarray, k0: int) -> np.ndarray:
         """Improve the nominal plan from the full physics `state` at control step `k0`; returns the (H, D)
@@ -105,9 +105,11 @@ class SamplingPlanner:
         quat = 1.0 - np.sum(qpos[..., 3:7] * self.ref.qpos[idx, 3:7], axis=-1) ** 2
         joint = np.mean((qpos[..., self.dof_qpos] - self.ref.qpos[idx][:, self.dof_qpos]) ** 2, axis=-1) / 0.2**2
         jvel = np.mean((qvel[..., self.dof_qvel] - self.ref.qvel[idx][:, self.dof_qvel]) ** 2, axis=-1) / 2.0**2
+        root_vel = (np.sum((qvel[..., 0:3] - self.ref.qvel[idx, 0:3]) ** 2, axis=-1) / 0.5**2
+                    + np.sum((qvel[..., 3:6] - self.ref.qvel[idx, 3:6]) ** 2, axis=-1) / 2.0**2)  # fmt: skip
         effort = np.mean((residual / self.sigma_rad) ** 2, axis=-1)
         step = (cfg.body_weight * body + cfg.root_quat_weight * quat / 0.05 + cfg.joint_weight * joint
-                + cfg.joint_vel_weight * jvel + cfg.effort_weight * effort)  # fmt: skip
+                + cfg.joint_vel_weight * jvel + cfg.root_vel_weight * root_vel + cfg.effort_weight * effort)  # fmt: skip
         step[:, -1] *= cfg.terminal_weight
         total = step.mean(axis=1)
         return np.where(np.isfinite(total), total, np.inf)

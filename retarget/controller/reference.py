@@ -25,6 +25,9 @@ class ControlReference:
     """(K, S, 3) [m] the tracked points (matched sites) in the world."""
     body_pos_w: np.ndarray
     """(K, B, 3) [m] every body but the world, for ASAP's mean body distance."""
+    target_offset_rad: np.ndarray
+    """(K, D) feed-forward added to the reference joint angles to make the nominal PD target [rad]:
+    (τ_ff + Kd·q̇_ref)/Kp, so the PD actuator alone produces the reference's torques at zero error."""
 
     @property
     def num_steps(self) -> int:
@@ -54,9 +57,13 @@ def positions(model: mujoco.MjModel, qpos: np.ndarray, site_ids: np.ndarray) -> 
 
 
 def control_reference(
-    model: mujoco.MjModel, qpos: np.ndarray, fps: float, dt_s: float, site_ids: np.ndarray
-) -> ControlReference:
-    """Resample (T, nq) `qpos` at `fps` [Hz] to the control period `dt_s` and compute what the cost needs."""
+    model: mujoco.MjModel, qpos: np.ndarray, fps: float, dt_s: float, site_ids: np.ndarray,
+    dof_qvel: np.ndarray, kp: np.ndarray, kd: np.ndarray, joint_torque_nm: np.ndarray | None = None,
+    velocity_feedforward: bool = True,
+) -> ControlReference:  # fmt: skip
+    """Resample (T, nq) `qpos` at `fps` [Hz] to the control period `dt_s` and compute what the cost needs.
+    `joint_torque_nm` (T, D) are the joint torques the motion needs (inverse dynamics with contact
+    forces, :func:`retarget.filter.dynamics.analyse_dynamics`), fed forward through the PD targets."""
     duration_s = (len(qpos) - 1) / fps
     times = np.arange(int(np.floor(duration_s / dt_s + 1e-9)) + 1) * dt_s
     q = interpolate_qpos(qpos, fps, times)
@@ -66,4 +73,13 @@ def control_reference(
     if len(q) > 1:
         qvel[-1] = qvel[-2]
     sites, bodies = positions(model, q, site_ids)
-    return ControlReference(dt_s=dt_s, qpos=q, qvel=qvel, site_pos_w=sites, body_pos_w=bodies)
+    offset = np.zeros((len(q), len(kp)))
+    if velocity_feedforward:
+        offset += kd * qvel[:, dof_qvel] / kp
+    if joint_torque_nm is not None:
+        idx, alpha = interpolation_weights(times, len(joint_torque_nm), fps)
+        nxt = np.minimum(idx + 1, len(joint_torque_nm) - 1)
+        tau = (1.0 - alpha)[:, None] * joint_torque_nm[idx] + alpha[:, None] * joint_torque_nm[nxt]
+        offset += tau / kp
+    return ControlReference(dt_s=dt_s, qpos=q, qvel=qvel, site_pos_w=sites, body_pos_w=bodies,
+                            target_offset_rad=offset)  # fmt: skip

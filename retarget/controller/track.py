@@ -93,16 +93,21 @@ def _start(model: mujoco.MjModel, data: mujoco.MjData, ref: ControlReference, k:
 
 
 def track_motion(
-    qpos: np.ndarray, fps: float, robot_name: str = "g1_23dof", config: ControllerConfig | None = None
-) -> TrackingRun:
-    """Track (T, nq) MuJoCo configurations sampled at `fps` [Hz] from their first frame."""
+    qpos: np.ndarray, fps: float, robot_name: str = "g1_23dof", config: ControllerConfig | None = None,
+    joint_torque_nm: np.ndarray | None = None,
+) -> TrackingRun:  # fmt: skip
+    """Track (T, nq) MuJoCo configurations sampled at `fps` [Hz] from their first frame. `joint_torque_nm`
+    (T, D), the torques the motion needs, are fed forward when given (and `config.tracker.feedforward`)."""
     config = config or ControllerConfig()
     cfg = config.tracker
     robot = load_robot_spec(robot_name)
     model = tracker_model(robot_name, cfg.physics_dt_s)
     dt = cfg.physics_dt_s * cfg.decimation
-    ref = control_reference(model, qpos, fps, dt, site_ids(model, robot_name))
     dof_q, dof_v = dof_qpos_indices(model, robot), dof_qvel_indices(model, robot)
+    ref = control_reference(
+        model, qpos, fps, dt, site_ids(model, robot_name), dof_v, robot.kp, robot.kd,
+        joint_torque_nm if cfg.feedforward else None, cfg.velocity_feedforward,
+    )  # fmt: skip
     planner = SamplingPlanner(model, ref, dof_q, dof_v, robot.kp, cfg)
     num = ref.num_steps
     out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))

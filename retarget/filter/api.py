@@ -56,11 +56,13 @@ def _replay_check(outcomes, num: int, fps: float, cfg: FilterConfig) -> CheckRes
                        {"ranges_replayed": len(outcomes)})  # fmt: skip
 
 
-def _controller_layer(qpos: np.ndarray, fps: float, robot_name: str, cfg: FilterConfig) -> tuple[TrackingRun, CheckResult]:
+def _controller_layer(
+    qpos: np.ndarray, fps: float, robot_name: str, cfg: FilterConfig, joint_torque_nm: np.ndarray
+) -> tuple[TrackingRun, CheckResult]:
     from retarget.controller.track import track_motion
     from retarget.controller.verdict import controller_check
 
-    run = track_motion(qpos, fps, robot_name, cfg.controller)
+    run = track_motion(qpos, fps, robot_name, cfg.controller, joint_torque_nm)
     return run, controller_check(run, len(qpos), fps, cfg.controller)
 
 
@@ -106,7 +108,9 @@ def filter_result_and_run(
     run, controller_info = None, {}
     if "controller" in layers:
         start = time.perf_counter()
-        run, check = _controller_layer(rk.qpos, fps, robot_name, config)
+        if dyn is None:  # the tracker feeds forward the torques the motion needs
+            dyn = analyse_dynamics(rk.qpos, rk.geometry.sole_w, fps, robot, config.dynamic)
+        run, check = _controller_layer(rk.qpos, fps, robot_name, config, dyn.joint_torque_nm)
         controller_info = {"decides": config.controller.decides, "check": check.to_dict()}
         if config.controller.decides:
             if config.controller.overrides_dynamic:
