@@ -22,10 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from retarget.controller import ControllerConfig, TrackerConfig, perform_result
+from retarget.asap_pkl import motion_qpos
+from retarget.controller import ControllerConfig, TrackerConfig, perform_result, tracker_model
 from retarget.filter import FilterConfig, filter_result
+from retarget.filter.dynamics import analyse_dynamics
+from retarget.filter.robot_geometry import compute_robot_geometry
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
+from robots.registry import load_robot_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "smpl_video"
@@ -35,6 +39,20 @@ PROBE_CPU_S_PER_S = 20.0
 
 def _label(v) -> str:
     return v.decision if v.first_failure is None else f"{v.decision}:{v.first_failure}"
+
+
+def _residual(out, fps: float) -> float | None:
+    """Median contact-wrench residual force of the performed motion in its stance frames, as a fraction
+    of the robot's weight (layer 2's measure; the kinematic retargets' limit is 0.25)."""
+    if out.motion is None:
+        return None
+    robot = load_robot_spec("g1_23dof")
+    qpos = motion_qpos(tracker_model("g1_23dof", 0.005), robot, out.motion)
+    dyn = analyse_dynamics(qpos, compute_robot_geometry(qpos, robot).sole_w, fps, robot)
+    stance = dyn.in_contact.any(axis=1)
+    if not stance.any():
+        return None
+    return round(float(np.median(dyn.residual_force_n[stance]) / (dyn.mass_kg * 9.81)), 4)
 
 
 def main() -> None:
@@ -74,12 +92,16 @@ def main() -> None:
             "kept_fraction": round(v.kept_frames / v.num_frames, 3),
             "tracked_fraction": round(float(check.figures["tracked_fraction"]), 3), "falls": check.figures["falls"],
             "eg_mpjpe_mm": round(float(check.figures["eg_mpjpe_mm"]), 1),
-            "empjpe_mm": round(float(check.figures["empjpe_mm"]), 1), "controller": _label(v), "static": _label(static),
+            "empjpe_mm": round(float(check.figures["empjpe_mm"]), 1),
+            "p95_distance_mm": round(float(check.figures["p95_distance_mm"]), 1),
+            "performed_residual_force_frac": _residual(out, result.motion.fps),
+            "controller": _label(v), "static": _label(static),
             "static_kept_fraction": round(static.kept_frames / static.num_frames, 3), "fall_reasons": check.figures["fall_reasons"],
         }  # fmt: skip
         rows.append(row)
         print(f"{row['clip']:34s} {duration_s:5.2f}s {row['cpu_s_per_s']:5.2f} s/s  kept {row['kept_fraction']:.2f} "
-              f"Eg {row['eg_mpjpe_mm']:5.1f} Em {row['empjpe_mm']:5.1f} mm falls {row['falls']}  "
+              f"Eg {row['eg_mpjpe_mm']:5.1f} Em {row['empjpe_mm']:5.1f} p95 {row['p95_distance_mm']:5.1f} mm "
+              f"falls {row['falls']} res {row['performed_residual_force_frac']}  "
               f"controller {row['controller']:30s} static {row['static']}", flush=True)  # fmt: skip
         if args.json:
             args.json.write_text(json.dumps({"settings": tracker.to_dict(), "rows": rows}, indent=1))
@@ -98,8 +120,14 @@ def main() -> None:
           f"{sum(r['falls'] == 0 for r in rows)}/{len(rows)}")  # fmt: skip
     eg = np.array([r["eg_mpjpe_mm"] for r in rows])
     em = np.array([r["empjpe_mm"] for r in rows])
+    p95 = np.array([r["p95_distance_mm"] for r in rows])
+    res = [r["performed_residual_force_frac"] for r in rows if r["performed_residual_force_frac"] is not None]
     print(f"Eg-mpjpe [mm] median {np.nanmedian(eg):.1f} max {np.nanmax(eg):.1f}; "
-          f"Empjpe [mm] median {np.nanmedian(em):.1f} max {np.nanmax(em):.1f}")
+          f"Empjpe [mm] median {np.nanmedian(em):.1f} max {np.nanmax(em):.1f}; "
+          f"p95 mean body distance [mm] median {np.nanmedian(p95):.1f} max {np.nanmax(p95):.1f}")
+    if res:
+        print(f"performed motion, median stance contact-wrench residual / weight: median over clips "
+              f"{np.median(res):.3f}, max {max(res):.3f}")
 
 
 if __name__ == "__main__":
