@@ -163,7 +163,7 @@ def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(
     beside, in_place = tmp_path / "beside", tmp_path / "in_place"
     for out, mode in ((beside, "beside"), (in_place, "replace")):
         result = CliRunner().invoke(main, ["batch", str(src), "-o", str(out), "--executor", "inline", "--stage",
-                                           "controller", "--performed", mode, "--quiet"])  # fmt: skip
+                                           "controller", "--performed", mode, "--quiet", "--format", "csv"])  # fmt: skip
         assert result.exit_code == 0, result.output
     row = json.loads((beside / "manifest.json").read_text())["clips"][0]
     assert row["metrics"]["controller.falls"] == 0.0 and row["metrics"]["controller.kept_fraction"] == 1.0
@@ -175,6 +175,14 @@ def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(
     # The performed motion follows the kinematic one closely but is not it (the simulator moved it).
     gap = np.abs(performed["root_trans_offset"] - kinematic["root_trans_offset"]).max()
     assert 1e-4 < gap < 0.12
+    # The consumer dialect gets both too, and reads back what the library holds.
+    from retarget.formats.base import FormatOptions
+    from retarget.formats.registry import read_motions
+
+    assert sorted(p.name for p in (beside / "csv").iterdir()) == ["short_squat.csv", "short_squat_performed.csv"]
+    (csv_performed,) = read_motions(beside / "csv" / "short_squat_performed.csv",
+                                   options=FormatOptions(quat_order="xyzw", csv_fps=30.0))  # Unitree layout, as written
+    np.testing.assert_allclose(csv_performed.motion.root_pos_w, performed["root_trans_offset"], atol=1e-4)
     replaced = read_motion_library(in_place / "motion_library.pkl")
     assert list(replaced) == ["short_squat"]
     np.testing.assert_allclose(replaced["short_squat"]["dof"], performed["dof"], atol=1e-6)
