@@ -94,13 +94,15 @@ def main() -> None:
             "eg_mpjpe_mm": round(float(check.figures["eg_mpjpe_mm"]), 1),
             "empjpe_mm": round(float(check.figures["empjpe_mm"]), 1),
             "p95_distance_mm": round(float(check.figures["p95_distance_mm"]), 1),
+            "p95_anchored_mm": round(float(check.figures["p95_anchored_distance_mm"]), 1),
             "performed_residual_force_frac": _residual(out, result.motion.fps),
             "controller": _label(v), "static": _label(static),
             "static_kept_fraction": round(static.kept_frames / static.num_frames, 3), "fall_reasons": check.figures["fall_reasons"],
         }  # fmt: skip
         rows.append(row)
         print(f"{row['clip']:34s} {duration_s:5.2f}s {row['cpu_s_per_s']:5.2f} s/s  kept {row['kept_fraction']:.2f} "
-              f"Eg {row['eg_mpjpe_mm']:5.1f} Em {row['empjpe_mm']:5.1f} p95 {row['p95_distance_mm']:5.1f} mm "
+              f"Eg {row['eg_mpjpe_mm']:5.1f} Em {row['empjpe_mm']:5.1f} p95 {row['p95_distance_mm']:5.1f} "
+              f"anchored p95 {row['p95_anchored_mm']:5.1f} mm "
               f"falls {row['falls']} res {row['performed_residual_force_frac']}  "
               f"controller {row['controller']:30s} static {row['static']}", flush=True)  # fmt: skip
         if args.json:
@@ -121,10 +123,12 @@ def main() -> None:
     eg = np.array([r["eg_mpjpe_mm"] for r in rows])
     em = np.array([r["empjpe_mm"] for r in rows])
     p95 = np.array([r["p95_distance_mm"] for r in rows])
+    anchored = np.array([r["p95_anchored_mm"] for r in rows])
     res = [r["performed_residual_force_frac"] for r in rows if r["performed_residual_force_frac"] is not None]
     print(f"Eg-mpjpe [mm] median {np.nanmedian(eg):.1f} max {np.nanmax(eg):.1f}; "
           f"Empjpe [mm] median {np.nanmedian(em):.1f} max {np.nanmax(em):.1f}; "
-          f"p95 mean body distance [mm] median {np.nanmedian(p95):.1f} max {np.nanmax(p95):.1f}")
+          f"p95 mean body distance [mm] median {np.nanmedian(p95):.1f} max {np.nanmax(p95):.1f}; "
+          f"root-anchored p95 [mm] median {np.nanmedian(anchored):.1f} max {np.nanmax(anchored):.1f}")
     if res:
         print(f"performed motion, median stance contact-wrench residual / weight: median over clips "
               f"{np.median(res):.3f}, max {max(res):.3f}")

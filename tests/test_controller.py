@@ -76,13 +76,14 @@ def test_root_teleport_fails_at_the_jump_and_tracking_resumes(squat):
     moved = qpos[:FRAMES].copy()
     moved[30:, 0] += 0.6  # 0.6 m sideways between two frames
     run, check = _track(moved, fps, torque[:FRAMES])
-    # The planner sees the jump coming (its horizon is 0.8 s) and leans toward it, so the robot may fall
-    # a little later; either way the bad frames start at the jump, and after the restart it tracks again.
+    # The planner sees the jump coming (its horizon is 0.8 s) and lunges after it until it falls (0.5 m
+    # away, ASAP's rule); the fall and the 0.5 s before it are bad, all after the jump; after the
+    # restart it tracks again. (The jump itself is also a kinematic failure: 18 m/s of root speed.)
     assert len(run.falls) >= 1 and "mean body distance" in run.falls[0].reason
     first_bad = int(np.argmax(check.bad))
-    assert 22 <= first_bad <= 31, check.bad.nonzero()
-    assert check.bad[31:36].all()
-    assert not check.bad[-5:].any()
+    assert 30 <= first_bad <= 45, check.bad.nonzero()
+    assert check.bad[first_bad : first_bad + 10].all()
+    assert not check.bad[:30].any() and not check.bad[-5:].any()
     assert run.segment_starts[0] == 0 and len(run.segment_starts) >= 2
 
 

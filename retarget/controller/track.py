@@ -65,6 +65,9 @@ class TrackingRun:
     """(K,) mean distance of all bodies to the reference, world frame [m] (ASAP's measure)."""
     root_relative_error_m: np.ndarray
     """(K,) mean body distance after putting both roots at the origin [m] (Empjpe's measure)."""
+    anchored_distance_m: np.ndarray
+    """(K,) mean body distance after moving the simulated root horizontally onto the reference's [m]: heights,
+    orientation and shape count, horizontal drift of the whole body does not (the quality bound's measure)."""
     segment_starts: tuple[int, ...]
     """Control steps where the tracker (re)started from the reference (0 first)."""
     falls: tuple[Fall, ...] = field(default=())
@@ -76,12 +79,15 @@ class TrackingRun:
         return int(self.qpos.shape[0])
 
 
-def _distances(model: mujoco.MjModel, data: mujoco.MjData, ref_bodies: np.ndarray) -> tuple[float, float]:
+def _distances(model: mujoco.MjModel, data: mujoco.MjData, ref_bodies: np.ndarray) -> tuple[float, float, float]:
+    """(world, root-relative, root-anchored) mean body distances [m]; body 0 is the root."""
     mujoco.mj_kinematics(model, data)
     body = data.xpos[1:]
     dist = float(np.linalg.norm(body - ref_bodies, axis=1).mean())
     rel = float(np.linalg.norm((body - body[0]) - (ref_bodies - ref_bodies[0]), axis=1).mean())
-    return dist, rel
+    shift = np.array([body[0, 0] - ref_bodies[0, 0], body[0, 1] - ref_bodies[0, 1], 0.0])
+    anchored = float(np.linalg.norm(body - shift - ref_bodies, axis=1).mean())
+    return dist, rel, anchored
 
 
 def _start(model: mujoco.MjModel, data: mujoco.MjData, ref: ControlReference, k: int, cfg: TrackerConfig) -> None:
@@ -112,14 +118,14 @@ def track_motion(
     num = ref.num_steps
     out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))
     targets = np.zeros((num, robot.num_dof))
-    dist, rel = np.zeros(num), np.zeros(num)
+    dist, rel, anchored = np.zeros(num), np.zeros(num), np.zeros(num)
     data = mujoco.MjData(model)
     state = np.empty(mujoco.mj_stateSize(model, planner.state_spec))
     starts, falls, plans = [0], [], 0
     delay = round(config.reset_delay_s / dt)
     _start(model, data, ref, 0, cfg)
     out_q[0], out_v[0] = data.qpos, data.qvel
-    dist[0], rel[0] = _distances(model, data, ref.body_pos_w[0])
+    dist[0], rel[0], anchored[0] = _distances(model, data, ref.body_pos_w[0])
     k = 0
     try:
         while k < num - 1:
@@ -134,7 +140,7 @@ def track_motion(
                 mujoco.mj_step(model, data, nstep=cfg.decimation)
                 k += 1
                 out_q[k], out_v[k] = data.qpos, data.qvel
-                dist[k], rel[k] = _distances(model, data, ref.body_pos_w[k])
+                dist[k], rel[k], anchored[k] = _distances(model, data, ref.body_pos_w[k])
                 if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > unstable_before:
                     fell = Fall(k, "simulation unstable (MuJoCo reset the state after a bad acceleration)")
                 elif not np.isfinite(dist[k]) or not np.all(np.isfinite(data.qpos)):
@@ -148,11 +154,12 @@ def track_motion(
                 continue
             falls.append(fell)
             if not np.isfinite(dist[k]):
-                dist[k] = rel[k] = np.inf
+                dist[k] = rel[k] = anchored[k] = np.inf
             restart = min(k + delay, num - 1)
             # Frames skipped before the restart keep the failing state: they count as not performed.
             out_q[k + 1 : restart + 1], out_v[k + 1 : restart + 1] = out_q[k], out_v[k]
-            dist[k + 1 : restart + 1], rel[k + 1 : restart + 1] = np.inf, np.inf
+            for arr in (dist, rel, anchored):
+                arr[k + 1 : restart + 1] = np.inf
             if restart >= num - 1:
                 k = num - 1
                 break
@@ -165,5 +172,5 @@ def track_motion(
     targets[-1] = targets[-2] if num > 1 else ref.qpos[0, dof_q]
     return TrackingRun(
         dt_s=dt, reference=ref, qpos=out_q, qvel=out_v, targets=targets, mean_body_distance_m=dist,
-        root_relative_error_m=rel, segment_starts=tuple(starts), falls=tuple(falls), plans=plans,
+        root_relative_error_m=rel, anchored_distance_m=anchored, segment_starts=tuple(starts), falls=tuple(falls), plans=plans,
     )  # fmt: skip
