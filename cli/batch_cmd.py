@@ -105,9 +105,15 @@ def _clip_table(records) -> Table:
 @click.option("--force", is_flag=True, help="Redo every clip, even those already done with this config.")
 @click.option("--no-library", is_flag=True, help="Skip the combined motion_library.pkl.")
 @click.option(
-    "--stage", "stages", type=click.Choice(["filter", "eval"]), multiple=True,
+    "--stage", "stages", type=click.Choice(["filter", "eval", "controller"]), multiple=True,
     help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
-    "'eval' (retargeting metrics against the source). Figures go to the manifest.",
+    "'eval' (retargeting metrics against the source), 'controller' (sampling-MPC tracking in the training "
+    "simulator; writes the motion the G1 performed, see --performed). Figures go to the manifest.",
+)  # fmt: skip
+@click.option(
+    "--performed", type=click.Choice(["replace", "beside"]), default="replace", show_default=True,
+    help="With --stage controller: the performed motion replaces the kinematic retarget in the library, "
+    "or goes beside it as <clip>_performed.",
 )  # fmt: skip
 @click.option(
     "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default="asap", show_default=True,
@@ -119,7 +125,7 @@ def _clip_table(records) -> Table:
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    fmt: str, quiet: bool, jsonl: bool,
+    performed: str, fmt: str, quiet: bool, jsonl: bool,
 ) -> None:  # fmt: skip
     """Retarget every .npz under SOURCE_DIR (default: the bundled motions_raw/).
 
@@ -133,6 +139,8 @@ def batch(
         raise click.UsageError("--quiet and --jsonl are exclusive")
     if address is not None and executor != "ray":
         raise click.UsageError("--address needs --executor ray")
+    if performed == "beside":
+        stages = tuple("controller-beside" if s == "controller" else s for s in stages)
     source_dir = source_dir or DEFAULT_SOURCE_DIR
     if click.get_current_context().get_parameter_source("fps") == ParameterSource.DEFAULT:
         from retarget.formats.registry import ROBOT_FORMATS

@@ -11,7 +11,8 @@ from rich.table import Table
 from cli.common import console, err_console, make_config
 from cli.options import emit_json, json_option, retarget_options
 
-LAYERS = ("kinematic", "dynamic", "replay")
+LAYERS = ("kinematic", "dynamic", "replay", "controller")
+DEFAULT_LAYERS = ("kinematic", "dynamic", "replay")
 
 
 @click.command(name="filter")
@@ -19,9 +20,10 @@ LAYERS = ("kinematic", "dynamic", "replay")
 @json_option("the verdicts (every check, its figures and frame ranges)")
 @click.option(
     "--layers",
-    default=",".join(LAYERS),
+    default=",".join(DEFAULT_LAYERS),
     show_default=True,
-    help="Comma-separated layers to run: kinematic, dynamic, replay.",
+    help="Comma-separated layers to run: kinematic, dynamic, replay, controller (sampling-MPC tracking; "
+    "it decides, and the dynamic layer's checks become informational; a few s of CPU per s of motion).",
 )
 @click.option("--replay-decides", is_flag=True, help="Let a replay failure trim or reject (off: reported only).")
 @retarget_options

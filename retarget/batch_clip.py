@@ -47,6 +47,9 @@ class StageResult:
     """Short verdict, recorded under the stage's name (None: no verdict)."""
     motion: RobotMotion | None = None
     """A replacement motion to write instead of the retargeted one (e.g. a physics-filtered one)."""
+    extra_motions: dict[str, RobotMotion] = field(default_factory=dict)
+    """Further motions written beside it into the clip's library, by key (e.g. the motion a controller
+    performed, next to the kinematic retarget)."""
 
 
 ClipStage = Callable[[RetargetResult, SmplSequence, RetargetConfig], StageResult]
@@ -206,6 +209,7 @@ def retarget_clip(job: ClipJob) -> ClipOutcome:
             "ground_offset_m": float(result.ground_offset_m),
         }
         verdicts: dict[str, str] = {}
+        extra: dict[str, RobotMotion] = {}
         for stage in job.stages:
             report = stage(result, seq, job.config)
             metrics.update(report.metrics)
@@ -213,8 +217,11 @@ def retarget_clip(job: ClipJob) -> ClipOutcome:
                 verdicts[stage_name(stage)] = report.verdict
             if report.motion is not None:
                 motion = report.motion
+            extra.update(report.extra_motions)
         robot = load_robot_spec(job.config.robot)
-        data = dumps_library({job.name: motion_to_asap_dict(motion, robot)})
+        clips = {job.name: motion_to_asap_dict(motion, robot)}
+        clips.update({key: motion_to_asap_dict(m, robot) for key, m in extra.items()})
+        data = dumps_library(clips)
     except AsapRetargetError as exc:
         return failed_outcome(job, str(exc), time.perf_counter() - start, sha)
     except Exception as exc:  # noqa: BLE001 -- a bug must not stop the batch; keep the trace for the report
