@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from cli.common import console, err_console
+from cli.common import clip_options, console, err_console
 
 _ROBOT_FORMATS = ("asap", "beyondmimic", "csv", "gmr")
-_INPUT_FORMATS = _ROBOT_FORMATS + ("bvh", "joints", "amass")
+_INPUT_FORMATS = _ROBOT_FORMATS + ("bvh", "joints", "amass", "gvhmr", "wham", "tram")
 _BVH_UNITS = ("m", "cm", "mm", "inch", "cmu")
 
 
@@ -32,8 +32,9 @@ _BVH_UNITS = ("m", "cm", "mm", "inch", "cmu")
 @click.option("--bvh-unit", type=click.Choice(_BVH_UNITS), default="cm", show_default=True,
               help="Length unit of a BVH input ('cmu': CMU's ASF unit, 1/0.45 inch).")
 @click.option("--no-csv-header", is_flag=True, help="Write a bare CSV (no '#' lines stating the conventions).")
+@clip_options
 def convert(source: Path, output: Path, to, source_format, robot, fps, quat_order, in_fps, clip, ground, bvh_unit,
-            no_csv_header) -> None:  # fmt: skip
+            no_csv_header, clip_options) -> None:  # fmt: skip
     """Convert SOURCE (ASAP .pkl, BeyondMimic .npz, CSV, GMR .pkl; or BVH / joint positions / AMASS,
     which are retargeted) into OUTPUT."""
     from retarget.formats.base import FormatOptions
@@ -42,7 +43,7 @@ def convert(source: Path, output: Path, to, source_format, robot, fps, quat_orde
 
     options = FormatOptions(quat_order=quat_order, csv_fps=in_fps, csv_header=not no_csv_header, clip=clip, ground=ground)
     config = ConvertConfig(to=to, source_format=source_format, robot=robot, fps=fps, options=options,
-                           bvh=BvhConfig(unit=bvh_unit))  # fmt: skip
+                           bvh=BvhConfig(unit=bvh_unit), source=clip_options)  # fmt: skip
     report = convert_file(source, output, config)
     how = "retargeted" if report.retargeted else "converted"
     order = f", root quaternion {quat_order or 'xyzw'}" if report.output_format == "csv" else ""

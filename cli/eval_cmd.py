@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from cli.common import console
+from cli.common import clip_options, console
 
 # (metric field, column header, format) shown in the table; the JSON has every field.
 _COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -58,12 +59,13 @@ def metrics_table(title: str, clips, summary) -> Table:
 )
 @click.option("--json", "json_out", type=click.Path(path_type=Path), default=None, help="Also write the report here.")
 @click.option("--robot", default=None, help="Bundled robot (default: the one whose joint count matches the clips).")
-def eval_(library: Path, source: Path, json_out: Path | None, robot: str | None) -> None:
+@clip_options
+def eval_(library: Path, source: Path, json_out: Path | None, robot: str | None, clip_options: Any) -> None:
     """Score every clip of a motion LIBRARY (.pkl, ours or ASAP's) against its source SMPL clip."""
     from retarget.metrics import MetricsConfig, evaluate_library, summarize, write_report_json
 
     config = MetricsConfig()
-    clips = evaluate_library(library, source, robot=robot, config=config)
+    clips = evaluate_library(library, source, robot=robot, config=config, source_options=clip_options)
     # Off a terminal rich assumes 80 columns, too narrow for 13 columns: print logs at full width.
     out = console if console.is_terminal else Console(width=170)
     out.print(metrics_table(str(library), clips, summarize(clips)))

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
-from cli.common import console, err_console, robot_option
+from cli.common import clip_options, console, err_console, robot_option
+
+if TYPE_CHECKING:
+    from retarget.readers.source import SourceOptions
 
 LAYERS = ("kinematic", "dynamic", "replay")
 
@@ -31,28 +35,34 @@ LAYERS = ("kinematic", "dynamic", "replay")
 )
 @click.option("--replay-decides", is_flag=True, help="Let a replay failure trim or reject (off: reported only).")
 @robot_option
-def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bool, robot: str) -> None:
-    """Retarget and physics-filter one AMASS .npz clip or every .npz under a folder.
+@clip_options
+def filter_(
+    source: Path, json_out: Path | None, layers: str, replay_decides: bool, robot: str, clip_options: SourceOptions
+) -> None:
+    """Retarget and physics-filter one human clip (AMASS .npz or a video-pose result) or every clip under a folder.
 
     Prints one row per clip: verdict (keep / trim / reject), the first failing check, its figure
     against its threshold, and the frames kept. Exit 1 if a clip could not be read."""
     from dataclasses import replace
 
     from retarget.asap_pkl import atomic_write
+    from retarget.batch import find_clips
     from retarget.config import RetargetConfig
     from retarget.errors import AsapRetargetError, MotionFileError
     from retarget.filter import FilterConfig, filter_clip
+    from retarget.readers.source import CLIP_SUFFIXES
+    from retarget.readers.tram import is_tram_folder
 
     chosen = tuple(x.strip() for x in layers.split(",") if x.strip())
     unknown = [x for x in chosen if x not in LAYERS]
     if unknown:
         raise click.UsageError(f"unknown layer(s) {unknown}; valid choices: {', '.join(LAYERS)}")
     if source.is_dir():
-        clips = sorted(source.rglob("*.npz"))
+        clips = [source] if is_tram_folder(source) else find_clips(source)
         if not clips:
-            raise MotionFileError(source, "holds no .npz clips")
-    elif source.exists() and source.suffix.lower() != ".npz":
-        raise MotionFileError(source, f"is a {source.suffix or 'extension-less'} file; filter reads AMASS .npz clips "
+            raise MotionFileError(source, "holds no clips (.npz, or .pt/.pkl/.npy video-pose results)")
+    elif source.exists() and source.suffix.lower() not in CLIP_SUFFIXES:
+        raise MotionFileError(source, f"is a {source.suffix or 'extension-less'} file; filter reads human clips "
                                       "(it retargets them itself) or a folder of them")  # fmt: skip
     elif source.exists():
         clips = [source]
@@ -63,7 +73,7 @@ def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bo
     verdicts, errors = [], []
     for clip in clips:
         try:
-            verdicts.append(filter_clip(clip, config, RetargetConfig(robot=robot)))
+            verdicts.append(filter_clip(clip, config, RetargetConfig(robot=robot, source=clip_options)))
         except AsapRetargetError as exc:
             if len(clips) == 1:
                 raise

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from cli.common import console
+from cli.common import clip_options, console
 
 
 @click.command()
@@ -23,7 +23,7 @@ from cli.common import console
     "--source",
     type=click.Path(path_type=Path),
     default=None,
-    help="The clip's source SMPL .npz: draws the human skeleton and its stance.",
+    help="The clip's source (SMPL .npz or a video-pose result): draws the human skeleton and its stance.",
 )
 @click.option(
     "--compare",
@@ -52,14 +52,17 @@ from cli.common import console
     "--frame", "still_frame", type=int, default=None, help="With -o X.png: the frame to draw (default: the middle)."
 )
 @click.option("--max-frames", type=click.IntRange(min=1), default=None, help="Render only the first N frames.")
-def render(library, output, clip, source, compare, width, height, fps, camera, skeleton_offset, robot, still_frame, max_frames) -> None:  # fmt: skip
+@clip_options
+def render(library, output, clip, source, compare, width, height, fps, camera, skeleton_offset, robot, still_frame, max_frames, clip_options) -> None:  # fmt: skip
     """Render a clip of a motion LIBRARY (.pkl) with MuJoCo offscreen (no display or GPU needed)."""
     from retarget.viz import RenderConfig, parse_camera, render_library_clip
 
     config = RenderConfig(
         width_px=width, height_px=height, fps=fps, camera=parse_camera(camera), skeleton_offset_m=skeleton_offset
     )
-    summary = render_library_clip(library, output, clip, source, compare, config, robot, max_frames, still_frame)
+    summary = render_library_clip(
+        library, output, clip, source, compare, config, robot, max_frames, still_frame, clip_options
+    )
     console.print(
         f"wrote {summary.output}: {summary.frames} frames at {summary.fps:g} Hz, {summary.width_px}x{summary.height_px}, "
         f"{len(summary.clips)} panel(s), {summary.seconds:.1f} s ({summary.frames / summary.seconds:.1f} frames/s)",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from cli.common import body_model_option, console, fps_option, make_config, robot_option
+from cli.common import body_model_option, clip_options, console, fps_option, make_config, robot_option
 
 
 @click.command()
@@ -26,18 +27,25 @@ from cli.common import body_model_option, console, fps_option, make_config, robo
 @robot_option
 @fps_option
 @body_model_option
+@clip_options
 def retarget(
-    clip: Path, output: Path, fmt: str | None, quat_order: str | None, robot: str, fps: float, body_model: Path | None
-) -> None:
-    """Retarget one AMASS-layout CLIP (.npz) into an ASAP .pkl (or another robot motion format)."""
+    clip: Path, output: Path, fmt: str | None, quat_order: str | None, robot: str, fps: float, body_model: Path | None,
+    clip_options: Any,
+) -> None:  # fmt: skip
+    """Retarget one human CLIP (AMASS .npz, BVH, GVHMR .pt, WHAM .pkl, TRAM .npy or folder) into an ASAP .pkl
+    (or another robot motion format)."""
     from retarget.formats import FormatOptions, output_format, write_motion
-    from retarget.pipeline import retarget_file
+    from retarget.pipeline import retarget_sequence
+    from retarget.readers.source import load_clip
     from robots.registry import load_robot_spec
 
-    config = make_config(robot, fps, body_model)
+    config = make_config(robot, fps, body_model, clip_options)
     spec = load_robot_spec(robot)
     output_format(output, fmt)  # an unusable extension fails before the work, not after
-    result = retarget_file(clip, config)
+    loaded = load_clip(clip, config.source)
+    for note in loaded.notes:
+        console.print(f"{clip}: {note}", highlight=False)
+    result = retarget_sequence(loaded.seq, config)
     write_motion(output, result.motion, spec, fmt, FormatOptions(quat_order=quat_order))
     m = result.motion
     console.print(

@@ -84,15 +84,13 @@ class FloorEstimate:
     message: str
     """One line for the user: the correction, or why none was made."""
 
-    def to_dict(self) -> dict[str, object]:
-        """Manifest fields."""
+    def manifest_metrics(self) -> dict[str, float]:
+        """Batch-manifest fields: the estimate, and the correction made (zeros when none)."""
         return {
-            "floor_normal_w": [round(float(v), 6) for v in self.normal_w],
-            "floor_height_m": round(self.height_m, 4),
-            "floor_tilt_deg": round(self.tilt_deg, 3),
-            "floor_stderr_deg": round(self.stderr_deg, 3) if np.isfinite(self.stderr_deg) else None,
-            "floor_corrected": self.applied,
-            "floor_message": self.message,
+            "floor_tilt_deg": self.tilt_deg,
+            "floor_stderr_deg": self.stderr_deg if np.isfinite(self.stderr_deg) else float("nan"),
+            "floor_correction_deg": self.tilt_deg if self.applied else 0.0,
+            "floor_shift_m": -self.height_m if self.applied else 0.0,
         }
 
 

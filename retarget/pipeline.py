@@ -13,12 +13,12 @@ from retarget.asap_pkl import RobotMotion
 from retarget.config import RetargetConfig
 from retarget.contacts import detect_foot_contacts
 from retarget.ik import SequenceIK
+from retarget.readers.source import read_clip
+from retarget.resample import resample_sequence
 from retarget.rotations import matrix_to_quat
+from retarget.scaling import compute_limb_scales, scale_joints
 from retarget.sequence_ik import SequenceIK as WholeSequenceIK
 from retarget.sequence_problem import build_sequence_problem
-from retarget.readers.amass import read_amass_npz
-from retarget.resample import resample_sequence
-from retarget.scaling import compute_limb_scales, scale_joints
 from retarget.skeleton import Skeleton, neutral_skeleton, smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
 from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
@@ -149,5 +149,5 @@ def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig
 
 
 def retarget_file(path: str | Path, config: RetargetConfig = RetargetConfig()) -> RetargetResult:
-    """Read an AMASS-layout clip and retarget it."""
-    return retarget_sequence(read_amass_npz(path), config)
+    """Read a human clip (any format of :mod:`retarget.readers.source`) and retarget it."""
+    return retarget_sequence(read_clip(path, config.source), config)

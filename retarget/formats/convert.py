@@ -12,6 +12,7 @@ from retarget.formats.base import FormatOptions, LoadedMotion
 from retarget.formats.motion_ops import convert_dof, resample_motion
 from retarget.formats.registry import ROBOT_FORMATS, detect_input_format, output_format, read_motions, write_motion
 from retarget.readers.bvh import BvhConfig
+from retarget.readers.source import VIDEO_FORMATS, SourceOptions, read_clip
 from robots.registry import load_robot_spec
 
 # A Unitree-style CSV row holds the full G1's 29 joints; the other formats keep the source robot.
@@ -34,6 +35,8 @@ class ConvertConfig:
     """Format options (CSV quaternion order and rate, clip, grounding)."""
     bvh: BvhConfig = field(default_factory=BvhConfig)
     """BVH interpretation (unit)."""
+    source: SourceOptions = field(default_factory=SourceOptions)
+    """Video-pose results: person, video frame rate, up axis, floor levelling."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ def _read_human(path: Path, fmt: str, config: ConvertConfig, robot: str, fps_out
         seq = read_bvh_as_smpl(path, config.bvh)
     elif fmt == "joints":
         seq = read_joint_positions_as_smpl(path)
+    elif fmt in VIDEO_FORMATS:
+        seq = read_clip(path, config.source)
     else:
         seq = read_amass_npz(path)
     result = retarget_sequence(seq, RetargetConfig(robot=robot, fps_out=fps_out))

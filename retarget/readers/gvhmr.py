@@ -22,7 +22,7 @@ import numpy as np
 
 from retarget.errors import MotionFileError
 from retarget.readers.video_pickle import load_pt, to_numpy
-from retarget.readers.video_tracks import VideoTrack, pelvis_rest_offset, split_body_pose
+from retarget.readers.video_tracks import VideoTrack, pelvis_rest_offset, require_frames, split_body_pose
 from retarget.rotations import rotvec_to_matrix
 
 UP_AXIS = "y"
@@ -48,6 +48,7 @@ def read_gvhmr_tracks(path: Path) -> dict[int, VideoTrack]:
     root = to_numpy(params["global_orient"]).astype(np.float64)
     if root.ndim != 2 or root.shape[1] != 3:
         raise MotionFileError(path, f"'global_orient' must be (F, 3) axis-angle; found {root.shape}")
+    require_frames(path, 0, len(root))
     body, model_type = split_body_pose(path, "'body_pose'", to_numpy(params["body_pose"]))
     transl = to_numpy(params["transl"]).astype(np.float64)
     betas = to_numpy(params.get("betas", np.zeros((1, 10)))).astype(np.float64)

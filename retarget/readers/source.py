@@ -83,10 +83,32 @@ def detect_clip_format(path: str | Path) -> str:
     return formats[ext]
 
 
+def video_format_of(path: str | Path) -> str | None:
+    """'gvhmr', 'wham' or 'tram' when `path` is a video-pose result, else None (a .pkl motion library, say)."""
+    from retarget.readers import tram
+    from retarget.readers.wham import is_wham_file
+
+    path = Path(path)
+    if tram.is_tram_folder(path) or (path.suffix.lower() == ".npy" and path.is_file()):
+        return "tram"
+    if path.suffix.lower() == ".pt" and path.is_file():
+        return "gvhmr"
+    if path.suffix.lower() == ".pkl" and path.is_file() and is_wham_file(path):
+        return "wham"
+    return None
+
+
 def read_tracks(path: str | Path, fmt: str | None = None) -> dict[int, VideoTrack]:
     """Every tracked person of a video-pose result file."""
     path = Path(path)
     fmt = fmt or detect_clip_format(path)
+    try:
+        return _read_tracks(path, fmt)
+    except (ValueError, TypeError, IndexError) as exc:  # arrays of unexpected types or ranks
+        raise MotionFileError(path, f"not a readable {fmt} result ({type(exc).__name__}: {exc})") from exc
+
+
+def _read_tracks(path: Path, fmt: str) -> dict[int, VideoTrack]:
     if fmt == "gvhmr":
         from retarget.readers.gvhmr import read_gvhmr_tracks
 

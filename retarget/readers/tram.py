@@ -31,7 +31,7 @@ import numpy as np
 
 from retarget.errors import MotionFileError
 from retarget.readers.video_pickle import load_npy_object, to_numpy
-from retarget.readers.video_tracks import VideoTrack, pelvis_rest_offset
+from retarget.readers.video_tracks import VideoTrack, pelvis_rest_offset, require_frames
 from retarget.rotations import matrix_to_rotvec
 
 UP_AXIS = "y"
@@ -78,6 +78,7 @@ def read_tram_track(path: Path) -> VideoTrack:
     track_id = int(match.group(1)) if match else 0
     rotmat = to_numpy(data["pred_rotmat"]).astype(np.float64)
     n = len(rotmat)
+    require_frames(path, track_id, n)
     if rotmat.shape[1:] not in ((24, 3, 3), (22, 3, 3)):
         raise MotionFileError(path, f"'pred_rotmat' must be (F, 24, 3, 3) SMPL or (F, 22, 3, 3); found {rotmat.shape}")
     trans_c = to_numpy(data["pred_trans"]).astype(np.float64).reshape(n, -1)

@@ -61,17 +61,21 @@ def split_body_pose(path: Path, what: str, body: np.ndarray) -> tuple[np.ndarray
     if body.ndim != 2 or body.shape[1] not in _BODY_WIDTHS:
         raise MotionFileError(path, f"{what} must be (N, 69) SMPL or (N, 63) SMPL-X axis-angle; found {body.shape}")
     model_type = _BODY_WIDTHS[body.shape[1]]
-    joints = body.reshape(len(body), -1, 3)
+    joints = body.reshape(len(body), body.shape[1] // 3, 3)
     if model_type == "smplx":
         joints = np.concatenate([joints, np.zeros((len(body), 2, 3))], axis=1)
     return joints, model_type
 
 
+def require_frames(path: Path, track_id: int, num_frames: int) -> None:
+    if num_frames == 0:
+        raise MotionFileError(path, f"track {track_id} is empty (no frames)")
+
+
 def check_track(path: Path, track: VideoTrack) -> VideoTrack:
     """Shapes agree, values are finite, at least one frame."""
     n = track.num_frames
-    if n == 0:
-        raise MotionFileError(path, f"track {track.track_id} is empty (no frames)")
+    require_frames(path, track.track_id, n)
     shapes = {"root orientation": (track.root_rotmat, (n, 3, 3)), "body pose": (track.body_rotvec, (n, 23, 3)),
               "translation": (track.pelvis, (n, 3))}  # fmt: skip
     for what, (arr, shape) in shapes.items():

@@ -26,7 +26,7 @@ import numpy as np
 
 from retarget.errors import MotionFileError
 from retarget.readers.video_pickle import load_result_pickle, to_numpy
-from retarget.readers.video_tracks import VideoTrack, split_body_pose
+from retarget.readers.video_tracks import VideoTrack, require_frames, split_body_pose
 from retarget.rotations import rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton
 
@@ -41,6 +41,14 @@ def is_wham(data: object) -> bool:
     )
 
 
+def is_wham_file(path: Path) -> bool:
+    """True for a pickle holding WHAM's per-track layout (False for other pickles, e.g. motion libraries)."""
+    try:
+        return is_wham(load_result_pickle(path))
+    except MotionFileError:
+        return False
+
+
 def mid_hip_rest_offset() -> np.ndarray:
     """(3,) [m] mid-point of SMPL's two hip joints from the pelvis, in the pelvis frame (neutral skeleton)."""
     return neutral_skeleton().offsets[list(_HIPS)].mean(axis=0)
@@ -53,6 +61,7 @@ def _track(path: Path, track_id: int, entry: dict) -> VideoTrack:
     pose = to_numpy(entry["pose_world"]).astype(np.float64)
     if pose.ndim != 2 or pose.shape[1] != 72:
         raise MotionFileError(path, f"track {track_id}: 'pose_world' must be (F, 72) SMPL; found {pose.shape}")
+    require_frames(path, track_id, len(pose))
     body, model_type = split_body_pose(path, f"track {track_id}: 'pose_world'[:, 3:]", pose[:, 3:])
     root = rotvec_to_matrix(pose[:, :3])
     mid_hip = to_numpy(entry["trans_world"]).astype(np.float64).reshape(len(pose), -1)
