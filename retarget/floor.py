@@ -44,8 +44,8 @@ class FloorConfig:
     """...when it is also within this height of its grounded height along the normal [m]."""
     ground_percentile: float = 5.0
     """Percentile of a foot joint's height taken as its grounded height [%] (as in the stance detector)."""
-    min_stance_s: float = 1.0
-    """Planted time needed, summed over the four foot joints, to trust a plane [s]."""
+    min_stance_s: float = 0.5
+    """Planted time needed, averaged over the four foot joints (ankles, toes), to trust a plane [s]."""
     min_spread_m: float = 0.08
     """Needed spread of the planted points along the plane's weaker in-plane direction (standard
     deviation) [m]: feet that never move apart cannot tell a tilt from a pose."""
@@ -76,7 +76,7 @@ class FloorEstimate:
     stderr_deg: float
     """Standard error of the normal's direction, leaving out one footfall at a time [deg] (inf: too few)."""
     planted_s: float
-    """Planted time used for the fit, summed over the four foot joints [s]."""
+    """Planted time used for the fit, averaged over the four foot joints [s]."""
     spread_m: float
     """Spread of the planted points along the weaker in-plane direction [m]."""
     applied: bool
@@ -162,7 +162,7 @@ def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = Floor
     height = foot @ normal
     floor = float(min(np.percentile(height[:, _KIND == k], config.ground_percentile) for k in (0, 1)))
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
-    planted_s = int(planted.sum()) / fps
+    planted_s = int(planted.sum()) / len(_FOOT) / fps
     spread = float(np.sqrt(max(eigval[1], 0.0)))
     stderr = float("inf")
     if planted.sum() >= 4:
