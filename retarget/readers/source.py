@@ -7,6 +7,7 @@ and grounds a tilted world frame and leaves a level one exactly as it is.
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,9 +72,12 @@ def detect_clip_format(path: str | Path) -> str:
         raise MotionFileError(path, "file does not exist")
     ext = path.suffix.lower()
     if ext == ".npz":
-        from retarget.formats.registry import _npz_keys
-
-        return "joints" if "joints_w" in _npz_keys(path) else "amass"
+        # A damaged or disguised file goes to the AMASS reader, whose messages say what is wrong with it.
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return "joints" if "joints_w.npy" in archive.namelist() else "amass"
+        except (zipfile.BadZipFile, OSError):
+            return "amass"
     formats = {".bvh": "bvh", ".pt": "gvhmr", ".pkl": "wham", ".npy": "tram"}
     if ext not in formats:
         raise MotionFileError(

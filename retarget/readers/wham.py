@@ -86,7 +86,8 @@ def read_wham_tracks(path: Path) -> dict[int, VideoTrack]:
     if not is_wham(data):
         found = sorted(map(str, data))[:10] if isinstance(data, dict) else type(data).__name__
         raise MotionFileError(
-            path, f"not a WHAM result: expected {{track id: {{'pose_world', 'trans_world', ...}}}}, found {found}"
+            path, f"not a WHAM result: expected {{track id: {{'pose_world', 'trans_world', ...}}}}, found {found} "
+            "(a clip is an AMASS .npz, a BVH, or a GVHMR/WHAM/TRAM result)"
         )
     tracks = {}
     for key, entry in data.items():
