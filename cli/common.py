@@ -43,19 +43,23 @@ _CLIP_OPTIONS = (
                  help="World up axis of a video-pose result (default: the estimator's, y for GVHMR, WHAM, TRAM)."),
     click.option("--level-floor/--no-level-floor", default=True, show_default=True,
                  help="Estimate the floor from the planted feet; level and ground a tilted clip."),
+    click.option("--smooth-hz", type=click.FloatRange(min=0), default=None,
+                 help="Low-pass cut-off against video jitter [Hz] (default: 6 for video-pose results, off for "
+                 "other clips; 0: off)."),
 )  # fmt: skip
 
 
 def clip_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """How a human clip is read (--person, --video-fps, --up-axis, --level-floor), passed to the
+    """How a human clip is read (--person, --video-fps, --up-axis, --level-floor, --smooth-hz), passed to the
     command as one `clip_options` argument (a SourceOptions)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, person: int | None, video_fps: float | None, up_axis: str | None, level_floor: bool,
-                **kwargs: Any) -> Any:  # fmt: skip
+                smooth_hz: float | None, **kwargs: Any) -> Any:  # fmt: skip
         from retarget.readers.source import SourceOptions
 
-        options = SourceOptions(person=person, video_fps=video_fps, up_axis=up_axis, level_floor=level_floor)
+        options = SourceOptions(person=person, video_fps=video_fps, up_axis=up_axis, level_floor=level_floor,
+                                smooth_hz=smooth_hz)  # fmt: skip
         return func(*args, clip_options=options, **kwargs)
 
     for option in reversed(_CLIP_OPTIONS):

@@ -17,7 +17,10 @@ from retarget.rotations import quat_normalize, quat_to_rotvec, rotvec_to_quat
 from retarget.smpl_sequence import SmplSequence
 
 _ORDER = 2
-"""Butterworth order; run twice (filtfilt), so the magnitude response is squared."""
+"""Butterworth order; run twice (filtfilt), so the magnitude response is squared: 1 / (1 + (f/fc)^4)."""
+VIDEO_CUTOFF_HZ = 6.0
+"""Default cut-off for video-pose results [Hz]: it restores the stance detector on jittered real clips
+and leaves the clean clips' retargeting metrics as they were (docs/video_inputs.md)."""
 
 
 def _continuous(quat_wxyz: np.ndarray) -> np.ndarray:

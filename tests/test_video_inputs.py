@@ -23,7 +23,7 @@ from retarget.readers.source import SourceOptions, detect_clip_format, load_clip
 from retarget.skeleton import smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
 
-RAW = SourceOptions(level_floor=False)
+RAW = SourceOptions(level_floor=False, smooth_hz=0)  # the file's own numbers: no floor levelling, no low-pass
 FLOAT32_M = 2e-6  # float32 storage of positions of a few metres
 
 
@@ -48,7 +48,7 @@ def test_gvhmr_smplx_and_smpl_recover_the_joints(tmp_path, walk):
 
 def test_y_up_is_explicit(tmp_path, walk):
     path = write_gvhmr(tmp_path / "hmr4d_results.pt", walk)
-    as_z = load_clip(path, SourceOptions(level_floor=False, up_axis="z")).seq
+    as_z = load_clip(path, SourceOptions(level_floor=False, smooth_hz=0, up_axis="z")).seq
     head_z = _joints(as_z)[:, 15, 2]
     # Read as z-up, a y-up file stands the person on its back: the head is not above the pelvis.
     assert np.median(head_z - _joints(as_z)[:, 0, 2]) < 0.1
@@ -64,7 +64,7 @@ def test_wham_two_people_default_longest_and_person_option(tmp_path, walk):
     clip = load_clip(path, RAW)
     assert any("person 3, the longest of 2 tracks" in note for note in clip.notes)
     assert np.abs(_joints(clip.seq) - _joints(walk)).max() < FLOAT32_M
-    second = load_clip(path, SourceOptions(level_floor=False, person=7))
+    second = load_clip(path, SourceOptions(level_floor=False, smooth_hz=0, person=7))
     assert second.seq.num_frames == 110 - 20  # the gap is filled, so time runs at the video's rate
     assert any("filled 10 missing frame(s)" in note for note in second.notes)
     seen = np.isin(np.arange(20, 110), other)
@@ -80,7 +80,7 @@ def test_gaps_are_filled_at_their_true_times(tmp_path, walk):
     n = walk.num_frames - (walk.num_frames + 1) % 2
     kept = np.arange(0, n, 2)
     path = write_wham(tmp_path / "wham_output.pkl", {0: wham_entry(walk, kept)})
-    seq = load_clip(path, SourceOptions(level_floor=False, video_fps=walk.fps)).seq
+    seq = load_clip(path, SourceOptions(level_floor=False, smooth_hz=0, video_fps=walk.fps)).seq
     assert seq.num_frames == n and seq.duration_s == pytest.approx((n - 1) / walk.fps)
     err = np.abs(_joints(seq) - _joints(walk)[:n]).max(axis=(1, 2))
     assert err[kept].max() < FLOAT32_M
@@ -169,7 +169,8 @@ def test_eval_and_render_take_a_video_result_as_source(tmp_path):
     reports = []
     for source in (smpl_clip("walk_level2_filter"), gvhmr):
         out = tmp_path / f"{source.stem}.json"
-        result = CliRunner().invoke(main, ["eval", str(library), "--source", str(source), "--json", str(out)])
+        result = CliRunner().invoke(main, ["eval", str(library), "--source", str(source), "--json", str(out),
+                                           "--smooth-hz", "0"])  # fmt: skip
         assert result.exit_code == 0, result.output
         reports.append(json.loads(out.read_text())["clips"][0])
     for key in ("limb_direction_error_deg", "stance_sole_abs_height_mm", "stance_slide_cm_s"):
@@ -209,3 +210,12 @@ def test_batch_on_a_mixed_folder_and_convert(tmp_path):
     result = CliRunner().invoke(main, ["convert", str(src / "hmr4d_results.pt"), str(csv_out)])
     assert result.exit_code == 0, result.output
     assert "gvhmr → csv (retargeted)" in result.output and csv_out.stat().st_size > 0
+
+
+def test_video_results_are_low_passed_by_default_and_mocap_is_not(tmp_path, walk):
+    clip = load_clip(write_gvhmr(tmp_path / "hmr4d_results.pt", walk))
+    assert any("low-passed at 6 Hz" in note for note in clip.notes)
+    moved = np.linalg.norm(_joints(clip.seq) - _joints(walk), axis=-1)
+    assert 0.0 < np.median(moved) < 0.002
+    amass = load_clip(smpl_clip("walk_level1_filter"))
+    assert not any("low-passed" in note for note in amass.notes)

@@ -1,8 +1,9 @@
 """One entry point for every human clip a command takes: AMASS ``.npz``, joint positions
 ``.npz``, BVH, and the result files of the video-pose estimators GVHMR (``.pt``), WHAM
 (``.pkl``) and TRAM (``hps_track_<k>.npy`` or its sequence folder), told apart by extension
-and content. Every clip then goes through :func:`retarget.floor.level_sequence`, which levels
-and grounds a tilted world frame and leaves a level one exactly as it is.
+and content. Video-pose results are low-passed against frame jitter (:mod:`retarget.smoothing`);
+every clip then goes through :func:`retarget.floor.level_sequence`, which levels and grounds a
+tilted world frame and leaves a level one exactly as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from retarget.errors import ConfigError, MotionFileError
 from retarget.floor import FloorConfig, FloorEstimate, level_sequence
 from retarget.readers.video_tracks import UP_AXES, VideoTrack, choose_track, track_to_sequence
+from retarget.smoothing import VIDEO_CUTOFF_HZ, smooth_sequence
 from retarget.smpl_sequence import SmplSequence
 
 VIDEO_FORMATS: tuple[str, ...] = ("gvhmr", "wham", "tram")
@@ -38,12 +40,17 @@ class SourceOptions:
     """Estimate the floor from the planted feet and level and ground a tilted clip (see retarget.floor)."""
     floor: FloorConfig = field(default_factory=FloorConfig)
     """Floor estimation thresholds."""
+    smooth_hz: float | None = None
+    """Low-pass cut-off against video jitter [Hz]; None: retarget.smoothing.VIDEO_CUTOFF_HZ for GVHMR, WHAM
+    and TRAM results, off for other clips; 0: off."""
 
     def __post_init__(self) -> None:
         if self.up_axis is not None and self.up_axis not in UP_AXES:
             raise ConfigError(f"unknown up axis {self.up_axis!r}; valid choices: {', '.join(UP_AXES)}")
         if self.video_fps is not None and not self.video_fps > 0:
             raise ConfigError(f"video frame rate must be positive, got {self.video_fps}")
+        if self.smooth_hz is not None and not self.smooth_hz >= 0:
+            raise ConfigError(f"smoothing cut-off must be 0 (off) or positive, got {self.smooth_hz}")
 
 
 @dataclass(frozen=True)
@@ -167,6 +174,11 @@ def load_clip(path: str | Path, options: SourceOptions = SourceOptions(), fmt: s
         seq = _read_single(path, fmt)
     if seq.num_frames == 0:
         raise MotionFileError(path, "has zero frames")
+    cutoff_hz = options.smooth_hz if options.smooth_hz is not None else (
+        VIDEO_CUTOFF_HZ if fmt in VIDEO_FORMATS else 0.0)  # fmt: skip
+    if cutoff_hz > 0:
+        seq = smooth_sequence(seq, cutoff_hz)
+        notes.append(f"low-passed at {cutoff_hz:g} Hz against video jitter (--smooth-hz 0: off)")
     floor = None
     if options.level_floor:
         seq, floor = level_sequence(seq, options.floor)
