@@ -22,7 +22,14 @@ import numpy as np
 
 from retarget.errors import MotionFileError
 from retarget.readers.video_pickle import load_pt, to_numpy
-from retarget.readers.video_tracks import VideoTrack, pelvis_rest_offset, require_frames, split_body_pose
+from retarget.readers.video_tracks import (
+    VideoTrack,
+    mean_betas,
+    pelvis_rest_offset,
+    require_frames,
+    require_keys,
+    split_body_pose,
+)
 from retarget.rotations import rotvec_to_matrix
 
 UP_AXIS = "y"
@@ -42,16 +49,13 @@ def read_gvhmr_tracks(path: Path) -> dict[int, VideoTrack]:
         found = sorted(data) if isinstance(data, dict) else type(data).__name__
         raise MotionFileError(path, f"not a GVHMR result: expected a dict with 'smpl_params_global', found {found}")
     params = data["smpl_params_global"]
-    missing = [k for k in _KEYS if k not in params]
-    if missing:
-        raise MotionFileError(path, f"'smpl_params_global' lacks {', '.join(missing)}; has {sorted(params)}")
+    require_keys(path, "'smpl_params_global'", params, _KEYS)
     root = to_numpy(params["global_orient"]).astype(np.float64)
     if root.ndim != 2 or root.shape[1] != 3:
         raise MotionFileError(path, f"'global_orient' must be (F, 3) axis-angle; found {root.shape}")
     require_frames(path, 0, len(root))
     body, model_type = split_body_pose(path, "'body_pose'", to_numpy(params["body_pose"]))
     transl = to_numpy(params["transl"]).astype(np.float64)
-    betas = to_numpy(params.get("betas", np.zeros((1, 10)))).astype(np.float64)
     n = len(root)
     if len(body) != n or transl.shape != (n, 3):
         raise MotionFileError(
@@ -59,7 +63,7 @@ def read_gvhmr_tracks(path: Path) -> dict[int, VideoTrack]:
         )
     track = VideoTrack(
         track_id=0, frame_ids=np.arange(n), root_rotmat=rotvec_to_matrix(root), body_rotvec=body,
-        pelvis=transl + pelvis_rest_offset(), betas=betas.reshape(-1, betas.shape[-1]).mean(axis=0) if betas.size
-        else np.zeros(10), model_type=model_type,
+        pelvis=transl + pelvis_rest_offset(), betas=mean_betas(to_numpy(params.get("betas", np.zeros(10)))),
+        model_type=model_type,
     )  # fmt: skip
     return {0: track}

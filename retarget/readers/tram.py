@@ -31,7 +31,7 @@ import numpy as np
 
 from retarget.errors import MotionFileError
 from retarget.readers.video_pickle import load_npy_object, to_numpy
-from retarget.readers.video_tracks import VideoTrack, pelvis_rest_offset, require_frames
+from retarget.readers.video_tracks import VideoTrack, mean_betas, pelvis_rest_offset, require_frames, require_keys
 from retarget.rotations import matrix_to_rotvec
 
 UP_AXIS = "y"
@@ -71,9 +71,9 @@ def _camera(track_path: Path) -> tuple[np.ndarray, np.ndarray]:
 def read_tram_track(path: Path) -> VideoTrack:
     """One ``hps_track_<k>.npy`` in TRAM's world frame."""
     data = load_npy_object(path)
-    if not isinstance(data, dict) or any(k not in data for k in _KEYS):
-        found = sorted(data) if isinstance(data, dict) else type(data).__name__
-        raise MotionFileError(path, f"not a TRAM track: expected {', '.join(_KEYS)}; found {found}")
+    if not isinstance(data, dict):
+        raise MotionFileError(path, f"not a TRAM track: expected a dict of {', '.join(_KEYS)}; found {type(data).__name__}")
+    require_keys(path, "not a TRAM track:", data, _KEYS)
     match = _TRACK_FILE.match(path.name)
     track_id = int(match.group(1)) if match else 0
     rotmat = to_numpy(data["pred_rotmat"]).astype(np.float64)
@@ -96,11 +96,10 @@ def read_tram_track(path: Path) -> VideoTrack:
     if model_type == "smplx":
         body = np.concatenate([body, np.zeros((n, 2, 3))], axis=1)
     pelvis_c = trans_c + pelvis_rest_offset()
-    shape = to_numpy(data.get("pred_shape", np.zeros((1, 10)))).astype(np.float64)
     return VideoTrack(
         track_id=track_id, frame_ids=frames, root_rotmat=r_wc @ rotmat[:, 0],
         pelvis=np.einsum("nij,nj->ni", r_wc, pelvis_c) + t_wc, body_rotvec=body,
-        betas=shape.reshape(-1, shape.shape[-1]).mean(axis=0) if shape.size else np.zeros(10), model_type=model_type,
+        betas=mean_betas(to_numpy(data.get("pred_shape", np.zeros(10)))), model_type=model_type,
     )  # fmt: skip
 
 

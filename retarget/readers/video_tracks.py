@@ -67,6 +67,18 @@ def split_body_pose(path: Path, what: str, body: np.ndarray) -> tuple[np.ndarray
     return joints, model_type
 
 
+def require_keys(path: Path, where: str, mapping: dict, keys: tuple[str, ...]) -> None:
+    missing = [k for k in keys if k not in mapping]
+    if missing:
+        raise MotionFileError(path, f"{where} lacks {', '.join(missing)}; has {sorted(map(str, mapping))}")
+
+
+def mean_betas(value: object) -> np.ndarray:
+    """Shape coefficients averaged over frames ((F, B) or (B,); none: ten zeros)."""
+    betas = np.asarray(value, dtype=np.float64)
+    return betas.reshape(-1, betas.shape[-1]).mean(axis=0) if betas.size else np.zeros(10)
+
+
 def require_frames(path: Path, track_id: int, num_frames: int) -> None:
     if num_frames == 0:
         raise MotionFileError(path, f"track {track_id} is empty (no frames)")

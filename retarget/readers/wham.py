@@ -26,7 +26,7 @@ import numpy as np
 
 from retarget.errors import MotionFileError
 from retarget.readers.video_pickle import load_result_pickle, to_numpy
-from retarget.readers.video_tracks import VideoTrack, require_frames, split_body_pose
+from retarget.readers.video_tracks import VideoTrack, mean_betas, require_frames, require_keys, split_body_pose
 from retarget.rotations import rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton
 
@@ -55,9 +55,7 @@ def mid_hip_rest_offset() -> np.ndarray:
 
 
 def _track(path: Path, track_id: int, entry: dict) -> VideoTrack:
-    missing = [k for k in _KEYS if k not in entry]
-    if missing:
-        raise MotionFileError(path, f"track {track_id} lacks {', '.join(missing)}; has {sorted(entry)}")
+    require_keys(path, f"track {track_id}", entry, _KEYS)
     pose = to_numpy(entry["pose_world"]).astype(np.float64)
     if pose.ndim != 2 or pose.shape[1] != 72:
         raise MotionFileError(path, f"track {track_id}: 'pose_world' must be (F, 72) SMPL; found {pose.shape}")
@@ -72,11 +70,10 @@ def _track(path: Path, track_id: int, entry: dict) -> VideoTrack:
         )
     if frames.dtype.kind not in "iu":
         raise MotionFileError(path, f"track {track_id}: 'frame_ids' must be integers; found {frames.dtype}")
-    betas = to_numpy(entry.get("betas", np.zeros((1, 10)))).astype(np.float64)
     return VideoTrack(
         track_id=track_id, frame_ids=frames, root_rotmat=root, body_rotvec=body,
-        pelvis=mid_hip - root @ mid_hip_rest_offset(), betas=betas.reshape(-1, betas.shape[-1]).mean(axis=0)
-        if betas.size else np.zeros(10), model_type=model_type,
+        pelvis=mid_hip - root @ mid_hip_rest_offset(), betas=mean_betas(to_numpy(entry.get("betas", np.zeros(10)))),
+        model_type=model_type,
     )  # fmt: skip
 
 
