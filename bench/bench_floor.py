@@ -6,8 +6,9 @@ does for the retarget's foot metrics.
 Each bundled clip is tilted by each angle about the diagonal horizontal axis (x+y) and lifted by
 (0.4, -0.3, 0.25) m. Reported per clip and tilt: the floor normal's error against the tilted +z
 [deg], the floor height's error [cm], and `eval`'s foot metrics (stance |sole z|, foot tilt,
-sliding; medians) of the retarget with levelling (the default) and without (``level_floor=False``),
-as ratios to the untilted clip's retarget, which is the reference.
+sliding; medians), the human stance fraction the contact detector finds, and the median lean of the
+robot's pelvis from vertical, for the retarget with levelling (the default) and without, as ratios
+to the untilted clip's retarget, which is the reference (its own figures on the "0" row).
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
-from retarget.rotations import rotvec_to_matrix
+from retarget.rotations import quat_to_matrix, rotvec_to_matrix
 from retarget.skeleton import smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
 from robots.registry import load_robot_spec
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "smpl_video"
 CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_level2_filter")
-FOOT = ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s")
+FOOT = ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s", "human_stance", "root_lean_deg")
 AXIS = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
 OFFSET_M = np.array([0.4, -0.3, 0.25])
 
@@ -46,7 +47,12 @@ def foot_metrics(seq: SmplSequence, level: bool) -> dict[str, float]:
     result = retarget_sequence(src, config)
     human = HumanReference.from_joints(_joints(src), src.fps, config.contacts)
     row = evaluate_motion(result.motion, human, load_robot_spec(config.robot), MetricsConfig())
-    return {k: float(getattr(row, k)) for k in FOOT}
+    out = {k: float(getattr(row, k)) for k in FOOT[:3]}
+    out["human_stance"] = float(human.stance.mean())
+    # How far the robot's pelvis leans from gravity: a tilted world frame leans the whole robot.
+    up_b = quat_to_matrix(result.motion.root_quat_w)[:, :, 2]
+    out["root_lean_deg"] = float(np.degrees(np.median(np.arccos(np.clip(up_b[:, 2], -1.0, 1.0)))))
+    return out
 
 
 def main() -> None:
