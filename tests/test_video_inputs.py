@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import sys
 from collections import defaultdict
 
 import joblib
@@ -219,3 +220,10 @@ def test_video_results_are_low_passed_by_default_and_mocap_is_not(tmp_path, walk
     assert 0.0 < np.median(moved) < 0.002
     amass = load_clip(smpl_clip("walk_level1_filter"))
     assert not any("low-passed" in note for note in amass.notes)
+
+
+def test_without_torch_the_message_says_what_to_install(tmp_path, walk, monkeypatch):
+    path = write_gvhmr(tmp_path / "hmr4d_results.pt", walk)
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now raises ImportError
+    result = CliRunner().invoke(main, ["retarget", str(path), "-o", str(tmp_path / "out.pkl")])
+    assert result.exit_code == 1 and "pip install torch==2.13.0" in result.output and str(path) in result.output

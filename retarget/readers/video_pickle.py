@@ -25,7 +25,7 @@ import numpy as np
 from retarget.errors import MotionFileError
 from retarget.safe_pickle import _RestrictedUnpickler
 
-_TORCH_HINT = "reading it needs torch: pip install 'asap-retarget[body-model]' (or torch==2.13.0)"
+_TORCH_HINT = "reading it needs torch: pip install torch==2.13.0 (the package's 'video' extra)"
 
 
 def _torch(path: Path) -> Any:
