@@ -19,6 +19,7 @@ from conftest import asap_reference, smpl_clip
 from video_results import wham_entry, write_gvhmr, write_tram, write_wham
 
 from cli.main import main
+from retarget.metrics import find_source_clip
 from retarget.readers.amass import read_amass_npz
 from retarget.readers.source import SourceOptions, detect_clip_format, load_clip, read_tracks
 from retarget.skeleton import smpl_forward_kinematics
@@ -101,6 +102,7 @@ def test_tram_track_file_and_folder_with_a_moving_camera(tmp_path, walk):
     n = walk.num_frames
     folder = write_tram(tmp_path / "results" / "walk", walk, {0: np.arange(n), 1: np.arange(30, 90)})
     assert detect_clip_format(folder) == "tram"
+    assert find_source_clip("walk_track0", folder) == folder  # eval --source takes the folder as one clip
     clip = load_clip(folder, RAW)
     assert clip.seq.name == "walk_track0" and any("longest of 2" in note for note in clip.notes)
     assert np.abs(_joints(clip.seq) - _joints(walk)).max() < 1e-5  # float32 rotations compose with the camera

@@ -16,6 +16,7 @@ import numpy as np
 from retarget.contacts import ContactConfig, detect_foot_contacts
 from retarget.errors import MotionFileError
 from retarget.readers.source import CLIP_SUFFIXES, SourceOptions, read_clip
+from retarget.readers.tram import is_tram_folder
 from retarget.resample import resample_sequence
 from retarget.skeleton import smpl_forward_kinematics
 
@@ -68,7 +69,7 @@ def find_source_clip(clip_name: str, source: str | Path) -> Path:
     folder whose stem is the clip name, the clip name without ASAP's key prefix, or the longest stem the
     clip name ends with (after a separator)."""
     source = Path(source)
-    if source.is_file():
+    if source.is_file() or is_tram_folder(source):
         return source
     if not source.is_dir():
         raise MotionFileError(source, "source does not exist; expected an AMASS .npz clip or a folder of them")
