@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from cli.common import body_model_option, clip_options, console, err_console, fps_option, make_config, robot_option
+from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
+from cli.convert_cmd import ROBOT_FORMAT_NAMES
+from cli.options import clip_options
 
 DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "motions_raw"
 DEFAULT_BATCH_OUT = Path("asap_retarget_out")
@@ -109,12 +112,17 @@ def _clip_table(records) -> Table:
     help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
     "'eval' (retargeting metrics against the source). Figures go to the manifest.",
 )  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default="asap", show_default=True,
+    help="Consumer dialect of the per-clip files: other than asap, each ok clip is also written to OUTPUT/<format>/ "
+    "(beyondmimic/mjlab/holosoma at 50 Hz unless --fps is given).",
+)  # fmt: skip
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per clip on stdout, then one for the batch.")
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    quiet: bool, jsonl: bool, clip_options: Any,
+    fmt: str, quiet: bool, jsonl: bool, clip_options: Any,
 ) -> None:  # fmt: skip
     """Retarget every clip (.npz; GVHMR .pt, WHAM .pkl, TRAM hps_track_*.npy) under SOURCE_DIR (default: the
     bundled motions_raw/).
@@ -130,11 +138,15 @@ def batch(
     if address is not None and executor != "ray":
         raise click.UsageError("--address needs --executor ray")
     source_dir = source_dir or DEFAULT_SOURCE_DIR
+    if click.get_current_context().get_parameter_source("fps") == ParameterSource.DEFAULT:
+        from retarget.formats.registry import ROBOT_FORMATS
+
+        fps = ROBOT_FORMATS[fmt].default_fps or fps  # retarget straight at the consumer's rate
     config = make_config(robot, fps, body_model, clip_options)
     options = BatchOptions(
         workers=workers or available_cores(), executor=executor, ray_address=address,
         timeout_s=timeout_s or None, force=force, combined_library=not no_library,
-        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)),
+        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)), output_format=fmt,
     )  # fmt: skip
     sources = find_clips(source_dir)
     if not sources:
@@ -163,5 +175,9 @@ def batch(
             err_console.print(f"[red]failed[/] {record.error.splitlines()[0]}", highlight=False, soft_wrap=True)
         if len(failed) > MAX_FAILURES_SHOWN:
             err_console.print(f"... and {len(failed) - MAX_FAILURES_SHOWN} more: asap-retarget summary {output}")
+        if result.export is not None:
+            for note in result.export.notes:
+                err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+            console.print(f"{fmt} files: {result.export.folder} ({result.export.written} written)", highlight=False)
         console.print(line, soft_wrap=True, highlight=False)
     sys.exit(code)

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 
-from cli.common import clip_options, console
+from cli.common import console
+from cli.options import clip_options, robot_option
+from cli.progress import progress_bar
 
 
 @click.command()
@@ -47,7 +49,7 @@ from cli.common import clip_options, console
     show_default=True,
     help="Skeleton's sideways offset from the robot [m]; 0 draws it over the robot.",
 )
-@click.option("--robot", default=None, help="Robot model (default: the bundled one with the motion's joint count).")
+@robot_option(detect=True)
 @click.option(
     "--frame", "still_frame", type=int, default=None, help="With -o X.png: the frame to draw (default: the middle)."
 )
@@ -60,9 +62,10 @@ def render(library, output, clip, source, compare, width, height, fps, camera, s
     config = RenderConfig(
         width_px=width, height_px=height, fps=fps, camera=parse_camera(camera), skeleton_offset_m=skeleton_offset
     )
-    summary = render_library_clip(
-        library, output, clip, source, compare, config, robot, max_frames, still_frame, clip_options
-    )
+    with progress_bar("render", "frames") as update:
+        summary = render_library_clip(library, output, clip, source, compare, config, robot, max_frames, still_frame,
+                                      source_options=clip_options,
+                                      on_frame=lambda done, total: update(done, total, str(output)))  # fmt: skip
     console.print(
         f"wrote {summary.output}: {summary.frames} frames at {summary.fps:g} Hz, {summary.width_px}x{summary.height_px}, "
         f"{len(summary.clips)} panel(s), {summary.seconds:.1f} s ({summary.frames / summary.seconds:.1f} frames/s)",

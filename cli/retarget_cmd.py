@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import click
 
-from cli.common import body_model_option, clip_options, console, fps_option, make_config, robot_option
+from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
+from cli.convert_cmd import ROBOT_FORMAT_NAMES
+from cli.options import clip_options
 
 
 @click.command()
@@ -17,7 +20,7 @@ from cli.common import body_model_option, clip_options, console, fps_option, mak
     help="Output file; the format follows the extension (.pkl ASAP, .npz BeyondMimic, .csv) unless --format.",
 )  # fmt: skip
 @click.option(
-    "--format", "fmt", type=click.Choice(["asap", "beyondmimic", "csv", "gmr"]), default=None,
+    "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default=None,
     help="Output format (see `asap-retarget convert`); written at --fps.",
 )
 @click.option(
@@ -35,6 +38,7 @@ def retarget(
     """Retarget one human CLIP (AMASS .npz, BVH, GVHMR .pt, WHAM .pkl, TRAM .npy or folder) into an ASAP .pkl
     (or another robot motion format)."""
     from retarget.formats import FormatOptions, output_format, write_motion
+    from retarget.formats.registry import FormatNote
     from retarget.pipeline import retarget_sequence
     from retarget.readers.source import load_clip
     from robots.registry import load_robot_spec
@@ -43,10 +47,14 @@ def retarget(
     spec = load_robot_spec(robot)
     output_format(output, fmt)  # an unusable extension fails before the work, not after
     loaded = load_clip(clip, config.source)
-    for note in loaded.notes:
-        console.print(f"{clip}: {note}", highlight=False)
+    for line in loaded.notes:
+        console.print(f"{clip}: {line}", highlight=False)
     result = retarget_sequence(loaded.seq, config)
-    write_motion(output, result.motion, spec, fmt, FormatOptions(quat_order=quat_order))
+    with warnings.catch_warnings(record=True) as notes:  # e.g. a 23-dof motion widened for a 29-dof consumer
+        warnings.simplefilter("always", FormatNote)
+        write_motion(output, result.motion, spec, fmt, FormatOptions(quat_order=quat_order))
+    for note in notes:
+        err_console.print(f"[yellow]warning:[/] {note.message}", highlight=False)
     m = result.motion
     console.print(
         f"{m.name}: {m.num_frames} frames at {m.fps:g} Hz (source {result.source_fps:g} Hz), "

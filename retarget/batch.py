@@ -5,6 +5,7 @@ Output folder layout::
     clips/<clip>.pkl        one-clip ASAP library per clip (ASAP's directory mode: point it here)
     records/<clip>.json     per-clip record: source sha256, config digest, output sha256, metrics, error
     motion_library.pkl      all ok clips in one library (optional), streamed, never all in memory
+    <format>/<clip>.<ext>   with output_format ≠ asap: each ok clip in that consumer's dialect
     manifest.json / .csv    one row per source clip, in clip-name order, plus totals
     config.json             the resolved config
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
+from retarget.batch_export import BATCH_FORMATS, ExportResult, export_clips
 from retarget.batch_library import (
     COMBINED_LIBRARY_NAME,
     MANIFEST_JSON,
@@ -46,6 +48,7 @@ from retarget.batch_record import (
 )
 from retarget.config import RetargetConfig
 from retarget.errors import ConfigError, MotionFileError
+from retarget.formats.asap import asap_clip_key
 from robots.registry import load_robot_spec
 
 # AMASS clips, and the result files of video-pose estimators (GVHMR .pt, WHAM .pkl, TRAM tracks).
@@ -100,6 +103,9 @@ class BatchOptions:
     """Also write `motion_library.pkl` with every ok clip."""
     stages: tuple[ClipStage, ...] = ()
     """Extra per-clip stages (filters, evals) run after retargeting, in order; module-level functions."""
+    output_format: str = "asap"
+    """Consumer dialect of the per-clip files (:data:`retarget.batch_export.BATCH_FORMATS`); other than
+    'asap', each ok clip is also written to `<out>/<format>/` (:mod:`retarget.batch_export`)."""
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -108,6 +114,8 @@ class BatchOptions:
             raise ConfigError(f"workers must be at least 1, found {self.workers}")
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise ConfigError(f"timeout_s must be positive or None, found {self.timeout_s}")
+        if self.output_format not in BATCH_FORMATS:
+            raise ConfigError(f"output_format must be one of {', '.join(BATCH_FORMATS)}; found {self.output_format!r}")
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,8 @@ class BatchResult:
     skipped: int
     out_dir: Path
     library: Path | None
+    export: ExportResult | None = None
+    """The clips in the chosen consumer dialect (None: ASAP only)."""
 
     @property
     def failed(self) -> list[ClipRecord]:
@@ -155,11 +165,13 @@ def find_clips(source_dir: Path) -> list[Path]:
 
 
 def clip_names(sources: Sequence[Path]) -> list[str]:
-    """Names from the paths relative to the sources' common folder: `a/b.npz` -> `a__b`."""
+    """Names from the paths relative to the sources' common folder: `a/b.npz` -> `a__b`; dots become
+    underscores (`kick_v1.5.npz` -> `kick_v1_5`), since ASAP's folder mode cuts a file name at its
+    first dot to find the clip (:func:`retarget.formats.asap.asap_clip_key`)."""
     if not sources:
         return []
     root = Path(os.path.commonpath([str(Path(s).absolute().parent) for s in sources]))
-    return ["__".join(Path(s).absolute().relative_to(root).with_suffix("").parts) for s in sources]
+    return [asap_clip_key("__".join(Path(s).absolute().relative_to(root).with_suffix("").parts)) for s in sources]
 
 
 def _commit(out_dir: Path, outcome: ClipOutcome) -> ClipRecord:
@@ -280,8 +292,10 @@ def run_batch(
         _remove_stale_temp_files(out_dir)
         config_text = json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n"
         write_atomic(out_dir / CONFIG_JSON, config_text)
+        processed: set[str] = set()
         for outcome in _executor(options, config).map_unordered(jobs()):
             emit("done", index_of[outcome.record.clip], _commit(out_dir, outcome))
+            processed.add(outcome.record.clip)
         in_order = [records[i] for i in range(len(sources))]
         ordered = sorted(in_order, key=lambda r: r.clip)
         previous_manifest = read_manifest(out_dir) or {}
@@ -289,7 +303,9 @@ def run_batch(
         if options.combined_library:
             library = build_combined_library(out_dir, ordered, previous_manifest.get("library"))
         header = {"config": config.to_dict(), "config_digest": identity.config_digest,
-                  "code_version": identity.code_version, "stages": list(identity.stages), "library": library}  # fmt: skip
+                  "code_version": identity.code_version, "stages": list(identity.stages), "library": library,
+                  "format": options.output_format}  # fmt: skip
+        export = export_clips(out_dir, ordered, options.output_format, processed)
         write_manifest(out_dir, ordered, header)
     return BatchResult(
         records=in_order,
@@ -297,4 +313,5 @@ def run_batch(
         skipped=counts["skipped"],
         out_dir=out_dir,
         library=None if library is None else out_dir / COMBINED_LIBRARY_NAME,
+        export=None if export.folder is None else export,
     )

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import torch
 
-from retarget.errors import AsapRetargetError
 from trainers.config import TrackingEnvConfig, env_config_from_jsonable
+from trainers.policy_errors import PolicyFileError
 from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.config import PPOConfig
+from trainers.rsl_rl_adapter import rsl_rl_policy
 
-
-class PolicyFileError(AsapRetargetError):
-    """A run folder or checkpoint that cannot be used."""
+__all__ = ["LoadedPolicy", "PolicyFileError", "find_checkpoint", "load_policy", "snapshot_run"]
 
 
 @dataclass(frozen=True)
@@ -70,9 +69,7 @@ def load_policy(run: str | Path) -> LoadedPolicy:
     except (OSError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
         raise PolicyFileError(f"{ckpt}: cannot read the checkpoint or its config: {exc}") from exc
     if isinstance(payload, dict) and "actor_state_dict" in payload:  # trained with --ppo rsl-rl
-        from trainers.rsl_rl_adapter import rsl_rl_policy
-
-        return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"]), ckpt,
+        return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"], str(config_path), rewards_required=False), ckpt,
                             int(payload.get("iter", 0)) + 1)  # fmt: skip
     ppo = config["ppo"]
     cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
@@ -80,4 +77,4 @@ def load_policy(run: str | Path) -> LoadedPolicy:
                          cfg.actor_hidden, cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
     policy.load_state_dict(payload["model"])
     policy.eval()
-    return LoadedPolicy(policy, env_config_from_jsonable(config["env"]), ckpt, int(payload["iteration"]))
+    return LoadedPolicy(policy, env_config_from_jsonable(config["env"], str(config_path), rewards_required=False), ckpt, int(payload["iteration"]))
