@@ -52,6 +52,9 @@ from retarget.errors import ConfigError, MotionFileError
 from retarget.formats.asap import asap_clip_key
 from robots.registry import load_robot_spec
 
+# AMASS clips, and the result files of video-pose estimators (GVHMR .pt, WHAM .pkl, TRAM tracks).
+_CLIP_PATTERNS = ("*.npz", "*.pt", "*.pkl", "hps_track_*.npy")
+
 __all__ = [
     "COMBINED_LIBRARY_NAME",
     "CONFIG_JSON",
@@ -149,13 +152,13 @@ class BatchResult:
 
 
 def find_clips(source_dir: Path) -> list[Path]:
-    """Every `*.npz` under `source_dir`, sorted. Entries that are not readable files (a folder
+    """Every clip file under `source_dir` (`*.npz`, and video-pose results: `*.pt`, `*.pkl`, `hps_track_*.npy`), sorted. Entries that are not readable files (a folder
     named `x.npz`, a dangling link) are kept so the batch reports them instead of hiding them."""
     source_dir = Path(source_dir)
     if not source_dir.is_dir():
         raise MotionFileError(source_dir, "is not a directory of .npz clips")
     found = []
-    for path in sorted(source_dir.rglob("*.npz")):
+    for path in sorted(p for pattern in _CLIP_PATTERNS for p in source_dir.rglob(pattern)):
         if path.is_dir() and any(path.rglob("*.npz")):
             continue  # a folder that merely ends in .npz and holds clips: its clips are listed themselves
         found.append(path)
