@@ -79,3 +79,54 @@ def foot_targets(
             targets_pos[start:end, foot] = [xy[0], xy[1], ankle_height_flat_m]
             targets_rot[start:end, foot] = axis_angle_matrices(np.array([0.0, 0.0, 1.0]), np.array(yaw))
     return FootTargets(stance=stance.copy(), ankle_pos_w=targets_pos, foot_rot_w=targets_rot, vertical_shift_m=shift)
+
+
+def sagittal_lean_rad(vec_w: np.ndarray, yaw_rad: np.ndarray) -> np.ndarray:
+    """Forward lean [rad] of vectors (..., 3) in the vertical plane of heading `yaw_rad` (...): the rotation
+    about the heading frame's y axis that takes +z to the vector's projection (positive: top ahead)."""
+    forward = vec_w[..., 0] * np.cos(yaw_rad) + vec_w[..., 1] * np.sin(yaw_rad)
+    return np.arctan2(forward, vec_w[..., 2])
+
+
+def tilt_within_ankle_range(
+    feet: FootTargets,
+    shank_w: np.ndarray,
+    shank_lean_rest_rad: float,
+    ankle_pitch_range_rad: tuple[float, float],
+    sole_points_b: np.ndarray,
+) -> FootTargets:
+    """Stance targets that pitch the foot only as far as the ankle's pitch range demands.
+
+    A flat stance foot fixes the shank's lean to (rest lean − ankle pitch). In a deep lunge or squat the
+    human shank leans further than the ankle's range allows (the human lifts the heel); a flat target
+    then bends the robot shank away from the human's. Here such frames get the smallest foot pitch that
+    lets the shank follow, pivoting about the sole point that stays on the floor (toe or heel), so the
+    foot stays planted and every other stance frame stays exactly flat.
+
+    Args:
+        feet: flat targets from :func:`foot_targets`.
+        shank_w: (T, 2, 3) [m] scaled human knee minus ankle (left, right).
+        shank_lean_rest_rad: sagittal lean of the robot shank (knee minus foot origin) at q = 0.
+        ankle_pitch_range_rad: (lower, upper) ankle pitch limits, already shrunk by any margin.
+        sole_points_b: (k, 3) [m] sole points in the foot frame.
+    """
+    lower, upper = ankle_pitch_range_rad
+    yaw = heading_rad(feet.foot_rot_w)
+    # Flat foot: ankle pitch q = rest lean − shank lean; foot pitch θ gives q = θ + rest lean − shank lean.
+    flat_q = shank_lean_rest_rad - sagittal_lean_rad(shank_w, yaw)
+    pitch = np.where(feet.stance, np.clip(flat_q, lower, upper) - flat_q, 0.0)
+    tilted = feet.stance & (pitch != 0.0)
+    if not tilted.any():
+        return feet
+    rot = feet.foot_rot_w.copy()
+    pos = feet.ankle_pos_w.copy()
+    t, f = np.nonzero(tilted)
+    flat_rot = feet.foot_rot_w[t, f]
+    new_rot = flat_rot @ axis_angle_matrices(np.array([0.0, 1.0, 0.0]), pitch[t, f])
+    soles_tilted_w = np.einsum("nab,kb->nka", new_rot, sole_points_b)
+    pivot = np.argmin(soles_tilted_w[..., 2], axis=1)
+    pivot_w = feet.ankle_pos_w[t, f] + np.einsum("nab,nb->na", flat_rot, sole_points_b[pivot])
+    pivot_w[:, 2] = 0.0
+    pos[t, f] = pivot_w - soles_tilted_w[np.arange(len(t)), pivot]
+    rot[t, f] = new_rot
+    return FootTargets(stance=feet.stance, ankle_pos_w=pos, foot_rot_w=rot, vertical_shift_m=feet.vertical_shift_m)

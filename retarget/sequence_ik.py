@@ -37,13 +37,19 @@ class SequenceIkConfig:
     position_weight: float = 1.0
     """Scale of matched-point position residuals [1/m]."""
     segment_weight: float = 2.0
-    """Scale of the limb-segment vector residuals (thigh, shank, upper arm, forearm) [1/m]."""
+    """Scale of the arm-segment vector residuals (upper arm, forearm) [1/m]."""
+    leg_segment_weight: float = 2.0
+    """Scale of the leg-segment vector residuals (thigh, shank) [1/m]."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 10.0
     """Scale of the stance-foot position residual [1/m] (keeps the foot in place, on the floor)."""
     contact_orientation_weight: float = 3.0
     """Scale of the stance-foot flatness/heading residual [1/rad]."""
+    ankle_pitch_margin_rad: float | None = 0.05
+    """Stance feet stay flat unless the human shank leans further than the ankle pitch range minus this
+    margin allows; then the foot pitches just enough (heel or toe lifted, see
+    :func:`retarget.contact_targets.tilt_within_ankle_range`). None keeps every stance foot flat."""
     floor_weight: float = 30.0
     """Scale of the floor residual of swing-foot sole points [1/m] (active only near or below the floor)."""
     self_collision_weight: float = 10.0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.contact_targets import foot_targets
+from retarget.contact_targets import foot_targets, sagittal_lean_rad, tilt_within_ankle_range
 from retarget.sequence_ik import PointLayout, SequenceIkConfig, SequenceTargets
 from retarget.tree_kinematics import TreeKinematics
 from robots.registry import RobotSpec
@@ -38,6 +38,14 @@ LIMB_SEGMENTS: tuple[tuple[str, str], ...] = tuple(
 )
 
 
+def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
+    """(G,) residual scale of each limb segment of :data:`LIMB_SEGMENTS`."""
+    legs = {"hip", "knee"}
+    return np.array([
+        config.leg_segment_weight if a.split("_", 1)[1] in legs else config.segment_weight for a, _ in LIMB_SEGMENTS
+    ])
+
+
 def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
     names = [p.name for p in robot.matched_points]
     points = [(p.body, p.offset_b) for p in robot.matched_points]
@@ -59,6 +67,12 @@ def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
         segment_b=np.array([names.index(b) for _, b in LIMB_SEGMENTS]),
     )
     return kin, layout
+
+
+def _rest_shank_lean_rad(kin: TreeKinematics, knee: int, ankle: int) -> float:
+    """Sagittal lean of the robot shank (knee minus foot origin) at q = 0, robot facing +x."""
+    pos, _ = kin.forward(np.zeros((1, 3)), np.eye(3)[None], np.zeros((1, kin.num_dof)))
+    return float(sagittal_lean_rad(pos[0, knee] - pos[0, ankle], np.zeros(())))
 
 
 def collision_pairs(proxies) -> tuple[np.ndarray, np.ndarray]:
@@ -98,6 +112,18 @@ def build_sequence_problem(
     feet = foot_targets(
         human_targets_w[:, ankle_joints], frame_targets_rot_w[:, foot_frame_idx], stance, ankle_height_flat
     )
+    if config.ankle_pitch_margin_rad is not None:
+        knee_idx = [names.index("left_knee"), names.index("right_knee")]
+        knee_joints = [robot.matched_points[i].smpl_joint for i in knee_idx]
+        pitch = [robot.joint_names.index(f"{side}_ankle_pitch_joint") for side in ("left", "right")]
+        margin = config.ankle_pitch_margin_rad
+        feet = tilt_within_ankle_range(
+            feet,
+            human_targets_w[:, knee_joints] - human_targets_w[:, ankle_joints],
+            _rest_shank_lean_rad(kin, knee_idx[0], ankle_idx[0]),
+            (float(robot.lower_rad[pitch[0]]) + margin, float(robot.upper_rad[pitch[0]]) - margin),
+            robot.sole_points_b(robot.foot_links[0]),
+        )
     shifted = human_targets_w + np.stack(
         [np.zeros_like(feet.vertical_shift_m), np.zeros_like(feet.vertical_shift_m), feet.vertical_shift_m], 1
     )[:, None, :]
@@ -133,7 +159,7 @@ def build_sequence_problem(
         targets=SequenceTargets(
             point_pos, point_weight, frame_rot, frame_weight,
             segment_vec_w=shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a],
-            segment_weight=np.full((num_frames, len(layout.segment_a)), config.segment_weight),
+            segment_weight=np.tile(_segment_weights(config), (num_frames, 1)),
             sole_floor_check=sole_check,
         ),
         initial_state=init,
