@@ -16,9 +16,9 @@ from retarget.ik import FrameByFrameIK
 from retarget.readers.source import read_clip
 from retarget.resample import resample_sequence
 from retarget.rotations import matrix_to_quat
-from retarget.scaling import compute_limb_scales, scale_joints
+from retarget.scaling import compute_limb_scales, limb_scales_from_rest, scale_joints
 from retarget.sequence_ik import WholeSequenceIK
-from retarget.sequence_problem import build_sequence_problem
+from retarget.sequence_problem import build_sequence_problem, rest_matched_points
 from retarget.skeleton import Skeleton, neutral_skeleton, smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
 from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
@@ -98,43 +98,47 @@ def _solve_per_frame(model, robot, config, point_targets, frame_targets):
 
 
 def _solve_whole_sequence(robot, config, targets_w, frame_targets, stance, fps):
-    """Contact-aware whole-sequence IK (see :mod:`retarget.sequence_ik`)."""
+    """Contact-aware whole-sequence IK (see :mod:`retarget.sequence_ik`); the match errors come from the
+    solver's own kinematics (the same matched points as the MuJoCo sites), so this path needs no MuJoCo model."""
     problem = build_sequence_problem(robot, targets_w, frame_targets, stance, config.sequence_ik)
     solver = WholeSequenceIK(
         problem.kinematics, problem.layout, robot.lower_rad, robot.upper_rad, config.sequence_ik,
     )  # fmt: skip
     (root_pos, root_rot, dof), iterations = solver.solve(problem.targets, fps, problem.initial_state)
     qpos = np.concatenate([root_pos, matrix_to_quat(root_rot), dof], axis=1)
-    return qpos, np.full(len(qpos), iterations), problem.vertical_shift_m, problem.targets.point_pos_w
+    points_w, _ = problem.kinematics.forward(root_pos, root_rot, dof)
+    errors = np.linalg.norm(points_w[:, : problem.layout.num_points] - problem.targets.point_pos_w, axis=-1)
+    return qpos, dof, np.full(len(qpos), iterations), problem.vertical_shift_m, errors
 
 
 def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig()) -> RetargetResult:
     """Retarget one SMPL sequence onto the configured robot."""
     start = time.perf_counter()
     robot = load_robot_spec(config.robot)
-    model = build_mujoco_model(robot)
     skeleton = _skeleton_for(seq, config)
     src = resample_sequence(seq, config.fps_out)
     joints_w, rot_w = smpl_forward_kinematics(src.pose_rotvec, src.trans_w, skeleton)
-    scales = compute_limb_scales(skeleton, model, robot)
-    targets_w = scale_joints(joints_w, skeleton.parents, scales)
     frame_targets = rot_w[:, [f.smpl_joint for f in robot.matched_frames]] @ SMPL_FROM_ROBOT
     if config.solver == "per_frame":
+        model = build_mujoco_model(robot)
+        targets_w = scale_joints(joints_w, skeleton.parents, compute_limb_scales(skeleton, model, robot))
         point_targets = targets_w[:, [p.smpl_joint for p in robot.matched_points]]
         qpos, iterations, shift, point_targets = _solve_per_frame(model, robot, config, point_targets, frame_targets)
+        errors = _match_errors(model, robot, qpos, point_targets)
+        dof = qpos[:, dof_qpos_indices(model, robot)]
     else:
+        targets_w = scale_joints(joints_w, skeleton.parents, limb_scales_from_rest(skeleton, rest_matched_points(robot)))
         stance = detect_foot_contacts(joints_w, src.fps, config.contacts).stance
-        qpos, iterations, shift, point_targets = _solve_whole_sequence(
+        qpos, dof, iterations, shift, errors = _solve_whole_sequence(
             robot, config, targets_w, frame_targets, stance, src.fps
         )
     targets_w = targets_w + np.stack([np.zeros_like(shift), np.zeros_like(shift), shift], axis=1)[:, None, :]
-    errors = _match_errors(model, robot, qpos, point_targets)
     motion = RobotMotion(
         name=seq.name,
         fps=src.fps,
         root_pos_w=qpos[:, 0:3].copy(),
         root_quat_w=qpos[:, 3:7] / np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True),
-        dof_pos=qpos[:, dof_qpos_indices(model, robot)].copy(),
+        dof_pos=dof.copy(),
         human_joints_w=targets_w,
     )
     return RetargetResult(

@@ -66,8 +66,14 @@ def _solve_extension(a: np.ndarray, b: np.ndarray, length: float) -> float:
 
 
 def compute_limb_scales(skeleton: Skeleton, model: mujoco.MjModel, robot: RobotSpec) -> LimbScales:
+    """Limb scales from the robot's MuJoCo model (see :func:`limb_scales_from_rest`)."""
+    return limb_scales_from_rest(skeleton, robot_rest_points(model, robot))
+
+
+def limb_scales_from_rest(skeleton: Skeleton, robo: dict[int, np.ndarray]) -> LimbScales:
+    """Limb scales from the robot's matched points at q = 0 [m], keyed by SMPL joint index (any common
+    origin: only differences are used)."""
     human = skeleton.rest_joints()
-    robo = robot_rest_points(model, robot)
     seg: dict[str, float] = {}
     for name, (a, b) in _SEGMENT_ENDS.items():
         if name == "head":
@@ -100,4 +106,6 @@ def scale_joints(joints_w: np.ndarray, parents: np.ndarray, scales: LimbScales) 
     return out
 
 
-__all__ = ["SMPL_JOINT_NAMES", "LimbScales", "compute_limb_scales", "robot_rest_points", "scale_joints"]
+__all__ = [
+    "SMPL_JOINT_NAMES", "LimbScales", "compute_limb_scales", "limb_scales_from_rest", "robot_rest_points", "scale_joints",
+]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_solve_banded, cholesky_banded
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from retarget.sequence_kernel import FrameTargets, OneSided, ResidualLayout, TreeArrays, normal_equations
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
@@ -235,7 +235,7 @@ class WholeSequenceIK:
         Returns the state tuple and the number of iterations used."""
         # BLAS threads fight each other on these small problems (and with a batch's other
         # workers): one thread is many times faster than two on a loaded machine.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with _blas_controller().limit(limits=1, user_api="blas"):
             stride = self.config.keyframe_stride
             num_frames = targets.point_pos_w.shape[0]
             coarse_iterations = 0
@@ -282,6 +282,12 @@ class WholeSequenceIK:
             if np.abs(step).max() < self.config.step_tolerance and violation <= self.config.constraint_tolerance_m:
                 break
         return (root_pos, root_rot, dof), iterations
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """Finding the loaded BLAS libraries scans the process's shared objects (~10 ms): once per process."""
+    return ThreadpoolController()
 
 
 @functools.lru_cache(maxsize=16)

@@ -92,6 +92,21 @@ def collision_pairs(proxies) -> tuple[np.ndarray, np.ndarray]:
 _KIN_CACHE: dict[str, tuple[TreeKinematics, PointLayout]] = {}
 
 
+def sequence_kinematics(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
+    """The solver's kinematics of `robot` (matched points first, in spec order) and its point layout;
+    built once per robot and process."""
+    if robot.name not in _KIN_CACHE:
+        _KIN_CACHE[robot.name] = _kinematics_for(robot)
+    return _KIN_CACHE[robot.name]
+
+
+def rest_matched_points(robot: RobotSpec) -> dict[int, np.ndarray]:
+    """World positions [m] of the matched points at q = 0 (root at the origin), keyed by SMPL joint index."""
+    kin, _ = sequence_kinematics(robot)
+    pos, _ = kin.forward(np.zeros((1, 3)), np.eye(3)[None], np.zeros((1, kin.num_dof)))
+    return {p.smpl_joint: pos[0, i] for i, p in enumerate(robot.matched_points)}
+
+
 def build_sequence_problem(
     robot: RobotSpec,
     human_targets_w: np.ndarray,
@@ -100,9 +115,7 @@ def build_sequence_problem(
     config: SequenceIkConfig,
 ) -> SequenceProblem:
     """Args: scaled human joints (T, 24, 3), matched-frame target rotations (T, F, 3, 3), stance (T, 2)."""
-    if robot.name not in _KIN_CACHE:
-        _KIN_CACHE[robot.name] = _kinematics_for(robot)
-    kin, layout = _KIN_CACHE[robot.name]
+    kin, layout = sequence_kinematics(robot)
     names = [p.name for p in robot.matched_points]
     ankle_idx = [names.index("left_ankle"), names.index("right_ankle")]
     frame_bodies = [f.body for f in robot.matched_frames]
