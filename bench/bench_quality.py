@@ -128,6 +128,27 @@ def table(results: dict[str, list[ClipMetrics]]) -> Table:
     return out
 
 
+def segment_table(results: dict[str, list[ClipMetrics]]) -> Table:
+    """Limb direction error per segment (left and right pooled): mean over clips, ours/ASAP ratio."""
+    out = Table(title="Limb direction error per segment [deg], mean over clips")
+    out.add_column("segment")
+    for m in METHODS:
+        out.add_column(m, justify="right")
+    out.add_column("ours / ASAP", justify="right")
+    means: dict[str, dict[str, float]] = {}
+    for m, clips in results.items():
+        pooled: dict[str, list[float]] = {}
+        for c in clips:
+            for name, deg in c.limb_direction_error_by_segment_deg.items():
+                pooled.setdefault(name.removeprefix("left_").removeprefix("right_"), []).append(deg)
+        means[m] = {k: float(np.mean(v)) for k, v in pooled.items()}
+    for segment in means.get("ours", {}):
+        cells = [_fmt(means[m][segment]) if m in means else "—" for m in METHODS]
+        ratio = _ratio(means["ours"][segment], means["ASAP official"][segment]) if "ASAP official" in means else "—"
+        out.add_row(segment, *cells, ratio)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clips", type=int, default=None, help="only the first N clips (default: all 39)")
@@ -136,6 +157,7 @@ def main() -> None:
     start = time.perf_counter()
     results = run(args.clips)
     Console(width=200).print(table(results))
+    Console(width=200).print(segment_table(results))
     print(f"(ratios use medians; for limit-violation counts, means) total {time.perf_counter() - start:.0f} s")
     if args.json:
         report = {m: report_dict(cs) for m, cs in results.items() if cs}
