@@ -23,7 +23,14 @@ import numpy as np
 from scipy.linalg import cho_solve_banded, cholesky_banded
 from threadpoolctl import ThreadpoolController
 
-from retarget.sequence_kernel import FrameTargets, OneSided, ResidualLayout, TreeArrays, normal_equations
+from retarget.sequence_kernel import (
+    FrameTargets,
+    OneSided,
+    ResidualLayout,
+    TreeArrays,
+    banded_system,
+    normal_equations,
+)
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
 
 _PIN_STIFFNESS = 1e8  # diagonal added to a pinned joint: its increment becomes (limit - dof)
@@ -146,10 +153,9 @@ class WholeSequenceIK:
         self.config = config
         n = kin.num_tangent
         self._n = n
-        iu, ju = np.triu_indices(n)
-        self._iu, self._ju = iu, ju
         # Root position and joints are smoothed; root rotation follows the pelvis orientation target.
         self._smoothed = np.r_[0:3, 6:n]
+        self._smoothed_mask = np.isin(np.arange(n), self._smoothed)
         self._tree = TreeArrays(kin.parent, kin.placement_rot, kin.placement_pos, kin.axis_j, kin.point_joint,
                                 kin.point_pos_j, kin.point_rot_j, self._anc, self._anc_n)  # fmt: skip
         # Rows of the one-sided residuals switched on, per clip being solved (reset by _solve).
@@ -207,15 +213,12 @@ class WholeSequenceIK:
     def _solve_banded(self, H, g, x_smooth, fps):
         T, n = g.shape
         u = 2 * n
-        ab = np.zeros((u + 1, T, n))
-        # Per-frame blocks (upper triangle) into banded upper storage: ab[u + i - j, t n + j] = H_t[i, j].
-        ab[u + self._iu - self._ju, :, self._ju] = H[:, self._iu, self._ju].T
-        ab = ab.reshape(u + 1, T * n)
-        ab[u] += self.config.damping
+        smoothing = T >= 3 and self.config.acceleration_weight > 0
+        w = (self.config.acceleration_weight * fps**2) ** 2 if smoothing else 0.0
+        ab = np.zeros((u + 1, T * n))
+        banded_system(np.ascontiguousarray(H), self.config.damping, w, self._smoothed_mask, ab)
         rhs = g.reshape(-1).copy()
-        if T >= 3 and self.config.acceleration_weight > 0:
-            w = (self.config.acceleration_weight * fps**2) ** 2
-            ab += w * _second_difference_band(T, n, tuple(self._smoothed))
+        if smoothing:
             # Gradient of the penalty at the current values: -w D2ᵀD2 x.
             x = x_smooth
             acc = x[:-2] - 2 * x[1:-1] + x[2:]
@@ -288,25 +291,6 @@ class WholeSequenceIK:
 def _blas_controller() -> ThreadpoolController:
     """Finding the loaded BLAS libraries scans the process's shared objects (~10 ms): once per process."""
     return ThreadpoolController()
-
-
-@functools.lru_cache(maxsize=16)
-def _second_difference_band(T: int, n: int, smoothed: tuple[int, ...]) -> np.ndarray:
-    """D2ᵀD2 over T frames for each smoothed coordinate, in banded upper storage (2n + 1, T n):
-    diagonals 0, ±1, ±2 frames apart."""
-    u = 2 * n
-    band = np.zeros((u + 1, T * n))
-    d0 = np.full(T, 6.0)
-    d0[[0, -1]], d0[[1, -2]] = 1.0, 5.0
-    d1 = np.full(T - 1, -4.0)
-    d1[[0, -1]] = -2.0
-    for d in smoothed:
-        idx = np.arange(T) * n + d
-        band[u, idx] += d0
-        band[u - n, idx[1:]] += d1
-        band[u - 2 * n, idx[2:]] += 1.0
-    band.setflags(write=False)
-    return band
 
 
 def _take(targets: SequenceTargets, frames: np.ndarray) -> SequenceTargets:
