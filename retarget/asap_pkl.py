@@ -15,8 +15,6 @@ Layout (joblib dict, one entry per clip, key = clip name)::
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 import joblib
 import numpy as np
 
+from retarget.atomic_io import atomic_write
 from retarget.errors import MotionFileError
 from retarget.rotations import quat_to_rotvec, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz, rotvec_to_quat
 from retarget.safe_pickle import safe_load
@@ -100,28 +99,6 @@ def asap_dict_to_motion(name: str, clip: dict[str, Any]) -> RobotMotion:
     )
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, write_fn) -> None:
-    """Write through `write_fn(tmp_path)` then rename, so readers never see a partial file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write_fn(Path(tmp))
-        # mkstemp creates the file private (0600); give it the mode a plain open() would.
-        os.chmod(tmp, 0o666 & ~_current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_motion_library(path: str | Path, clips: dict[str, dict[str, Any]]) -> Path:
     """Write a library (one or many clips) atomically with joblib, as ASAP's loader expects."""
     path = Path(path)
@@ -138,6 +115,9 @@ def read_motion_library(path: str | Path) -> dict[str, dict[str, Any]]:
     # A single clip stored without the outer dict (some tools do this).
     if set(REQUIRED_KEYS) <= set(data):
         data = {path.stem: data}
+    odd = [k for k in data if not isinstance(k, str)]
+    if odd:
+        raise MotionFileError(path, f"clip names must be strings, found {type(odd[0]).__name__} {odd[0]!r}")
     for name, clip in data.items():
         problems = structural_problems(clip)
         if problems:
@@ -153,6 +133,13 @@ def structural_problems(clip: Any) -> list[str]:
     if missing:
         return [f"missing keys {missing}"]
     problems: list[str] = []
+    for key in ("dof", "root_trans_offset", "pose_aa", "root_rot", "smpl_joints"):
+        try:
+            kind = np.asarray(clip[key]).dtype.kind
+        except (ValueError, TypeError):
+            return [f"'{key}' is not a regular array (ragged or mixed nested lists)"]
+        if kind not in "biuf":
+            return [f"'{key}' must hold numbers, found {np.asarray(clip[key]).dtype} values"]
     dof = np.asarray(clip["dof"])
     if dof.ndim != 2 or dof.shape[0] == 0:
         return [f"'dof' must be (T, D) with T > 0, found {dof.shape}"]

@@ -68,16 +68,26 @@ def load_policy(run: str | Path) -> LoadedPolicy:
         config = json.loads(config_path.read_text())
         payload = torch.load(ckpt, weights_only=True)
     except (OSError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as exc:
-        raise PolicyFileError(f"{ckpt}: cannot read the checkpoint or its config: {exc}") from exc
-    if isinstance(payload, dict) and "actor_state_dict" in payload:  # trained with --ppo rsl-rl
-        from trainers.rsl_rl_adapter import rsl_rl_policy
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0]
+        raise PolicyFileError(f"{ckpt}: cannot read the checkpoint or its config: {first}") from exc
+    if not isinstance(config, dict) or not isinstance(payload, dict):
+        raise PolicyFileError(f"{ckpt}: the checkpoint and its config.json must both hold dicts, found "
+                              f"{type(payload).__name__} and {type(config).__name__}; is this a run of this package?")
+    try:
+        if "actor_state_dict" in payload:  # trained with --ppo rsl-rl
+            from trainers.rsl_rl_adapter import rsl_rl_policy
 
-        return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"]), ckpt,
-                            int(payload.get("iter", 0)) + 1)  # fmt: skip
-    ppo = config["ppo"]
-    cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
-    policy = ActorCritic(payload["num_obs"], payload["num_privileged_obs"], payload["num_actions"],
-                         cfg.actor_hidden, cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
-    policy.load_state_dict(payload["model"])
+            return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"]), ckpt,
+                                int(payload.get("iter", 0)) + 1)  # fmt: skip
+        ppo = config["ppo"]
+        cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
+        policy = ActorCritic(payload["num_obs"], payload["num_privileged_obs"], payload["num_actions"],
+                             cfg.actor_hidden, cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
+        policy.load_state_dict(payload["model"])
+        env_cfg = env_config_from_jsonable(config["env"])
+        iteration = int(payload["iteration"])
+    except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
+        raise PolicyFileError(f"{ckpt}: not a checkpoint and config.json of this package ({type(exc).__name__}: "
+                              f"{exc})") from exc  # fmt: skip
     policy.eval()
-    return LoadedPolicy(policy, env_config_from_jsonable(config["env"]), ckpt, int(payload["iteration"]))
+    return LoadedPolicy(policy, env_cfg, ckpt, iteration)

@@ -35,7 +35,7 @@ from retarget.formats.base import CONVENTIONS, FormatOptions, LoadedMotion
 from retarget.formats.kinematics import body_poses
 from retarget.formats.motion_ops import check_frames, empty_human_joints, robot_for_joint_names
 from retarget.formats.velocity import angular_velocity_w, linear_velocity
-from retarget.readers.amass import _load_npz
+from retarget.npz_io import load_npz_arrays, numeric_array, scalar_number
 from retarget.rotations import quat_normalize
 from robots.registry import RobotSpec
 
@@ -92,7 +92,7 @@ def _require(path: Path, data: dict[str, np.ndarray], *keys: str) -> None:
 
 def read(path: str | Path, options: FormatOptions = FormatOptions()) -> list[LoadedMotion]:
     path = Path(path)
-    data = _load_npz(path)
+    data = load_npz_arrays(path, "BeyondMimic .npz")
     _require(path, data, "fps", "joint_pos")
     if "joint_names" not in data:
         raise MotionFileError(
@@ -100,10 +100,8 @@ def read(path: str | Path, options: FormatOptions = FormatOptions()) -> list[Loa
             "order the G1's joints differently); add the names to the file"
         )
     robot, columns = robot_for_joint_names(list(np.asarray(data["joint_names"]).reshape(-1)), path)
-    fps = float(np.asarray(data["fps"]).reshape(-1)[0])
-    if not np.isfinite(fps) or fps <= 0:
-        raise MotionFileError(path, f"'fps' must be a positive number, found {data['fps']!r}")
-    joint_pos = np.asarray(data["joint_pos"], dtype=np.float64)
+    fps = scalar_number(path, data["fps"], "fps", "BeyondMimic motion", positive=True)
+    joint_pos = numeric_array(path, data, "joint_pos", "BeyondMimic motion")
     if joint_pos.ndim != 2 or joint_pos.shape[1] not in (robot.num_dof, robot.num_dof + 7):
         raise MotionFileError(
             path, f"'joint_pos' must be (T, {robot.num_dof}) or (T, 7 + {robot.num_dof}) qpos; found {joint_pos.shape}"
@@ -116,8 +114,8 @@ def read(path: str | Path, options: FormatOptions = FormatOptions()) -> list[Loa
         if ROOT_BODY not in bodies:
             raise MotionFileError(path, f"'body_names' has no {ROOT_BODY!r} to take the root pose from")
         root = bodies.index(ROOT_BODY)
-        root_pos = np.asarray(data["body_pos_w"], dtype=np.float64)[:, root]
-        root_quat = np.asarray(data["body_quat_w"], dtype=np.float64)[:, root]
+        root_pos = numeric_array(path, data, "body_pos_w", "BeyondMimic motion")[:, root]
+        root_quat = numeric_array(path, data, "body_quat_w", "BeyondMimic motion")[:, root]
         dof = joint_pos
     dof = dof[:, columns]
     human = np.asarray(data["human_joints_w"], dtype=np.float64) if "human_joints_w" in data else None
