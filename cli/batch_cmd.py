@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 import click
-from rich.table import Table
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
 
@@ -107,19 +108,22 @@ def _clip_table(records) -> Table:
     help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
     "'eval' (retargeting metrics against the source). Figures go to the manifest.",
 )  # fmt: skip
+@click.option("--move-stale", is_flag=True,
+              help="Move outputs whose source clip is gone into OUTDIR/stale/ instead of removing them.")
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per clip on stdout, then one for the batch.")
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    quiet: bool, jsonl: bool,
+    move_stale: bool, quiet: bool, jsonl: bool,
 ) -> None:  # fmt: skip
     """Retarget every .npz under SOURCE_DIR (default: the bundled motions_raw/).
 
     Reruns skip clips already done with the same source bytes and config and redo the rest, so a
     killed batch resumes where it stopped. Exit code: 0 all clips ok, 3 some clips failed (see the
     manifest or `asap-retarget summary OUTDIR`), 1 the batch could not run, 130 interrupted."""
-    from retarget.batch import EXIT_SOME_FAILED, BatchOptions, available_cores, find_clips, run_batch
+    from retarget.batch import EXIT_SOME_FAILED, BatchOptions, available_cores, run_batch
+    from retarget.batch_sources import STALE_DIR, discover_clips
     from retarget.batch_stages import STAGES
 
     if quiet and jsonl:
@@ -131,9 +135,13 @@ def batch(
     options = BatchOptions(
         workers=workers or available_cores(), executor=executor, ray_address=address,
         timeout_s=timeout_s or None, force=force, combined_library=not no_library,
-        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)),
+        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)), move_stale=move_stale,
     )  # fmt: skip
-    sources = find_clips(source_dir)
+    discovery = discover_clips(source_dir)
+    for folder in discovery.unreadable:
+        err_console.print(f"[yellow]warning:[/] {escape(str(folder))}: cannot be read (permission denied); its clips are not in "
+                          "this batch", highlight=False, soft_wrap=True)  # fmt: skip
+    sources = discovery.clips
     if not sources:
         raise click.UsageError(f"no .npz clips under {source_dir}")
     reporter = _Reporter("quiet" if quiet else "jsonl" if jsonl else "bar", len(sources))
@@ -143,6 +151,12 @@ def batch(
     except KeyboardInterrupt:
         err_console.print(f"interrupted; finished clips are kept in {output}; rerun the same command to resume")
         sys.exit(130)
+    if result.stale:
+        where = f"moved into {output / STALE_DIR}" if move_stale else "removed"
+        err_console.print(f"{len(result.stale)} clip(s) whose source is gone: outputs {where}: "
+                          f"{escape(', '.join(result.stale[:MAX_FAILURES_SHOWN]))}", highlight=False, soft_wrap=True)  # fmt: skip
+    for line in result.unwritten:
+        err_console.print(f"[red]not written[/] {escape(line)}", highlight=False, soft_wrap=True)
     failed = result.failed
     code = EXIT_SOME_FAILED if failed else 0
     line = (

@@ -68,7 +68,8 @@ def motion_qpos(model, robot: RobotSpec | str, motion: RobotMotion) -> np.ndarra
 
 def _fps_value(fps: float) -> int | float:
     # ASAP's own files store an int; keep that when the rate is integral, else the true rate.
-    return int(round(fps)) if abs(fps - round(fps)) < 1e-9 else float(fps)
+    # (a NaN or infinite rate is kept as it is, for the structural check to refuse by name)
+    return int(round(fps)) if np.isfinite(fps) and abs(fps - round(fps)) < 1e-9 else float(fps)
 
 
 def motion_to_asap_dict(motion: RobotMotion, robot: RobotSpec) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from retarget.atomic_io import OutputFileError
 from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
 from retarget.batch_library import (
     COMBINED_LIBRARY_NAME,
@@ -36,6 +37,7 @@ from retarget.batch_pool import BatchError, InlineExecutor, ProcessExecutor
 from retarget.batch_record import (
     CLIPS_DIR,
     RECORDS_DIR,
+    STATUS_FAILED,
     ClipRecord,
     RunIdentity,
     file_sha256,
@@ -44,8 +46,9 @@ from retarget.batch_record import (
     record_to_json,
     write_atomic,
 )
+from retarget.batch_sources import discover_clips, retire_stale_outputs
 from retarget.config import RetargetConfig
-from retarget.errors import ConfigError, MotionFileError
+from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
 
 __all__ = [
@@ -97,6 +100,8 @@ class BatchOptions:
     """Also write `motion_library.pkl` with every ok clip."""
     stages: tuple[ClipStage, ...] = ()
     """Extra per-clip stages (filters, evals) run after retargeting, in order; module-level functions."""
+    move_stale: bool = False
+    """Outputs whose source is gone are moved into `stale/` instead of removed."""
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -131,6 +136,10 @@ class BatchResult:
     skipped: int
     out_dir: Path
     library: Path | None
+    stale: tuple[str, ...] = ()
+    """Clips whose source is gone: their outputs were removed (or moved into `stale/`)."""
+    unwritten: tuple[str, ...] = ()
+    """Outputs that could not be written (disk full, permissions), one line each; their clips count as failed."""
 
     @property
     def failed(self) -> list[ClipRecord]:
@@ -138,17 +147,9 @@ class BatchResult:
 
 
 def find_clips(source_dir: Path) -> list[Path]:
-    """Every `*.npz` under `source_dir`, sorted. Entries that are not readable files (a folder
-    named `x.npz`, a dangling link) are kept so the batch reports them instead of hiding them."""
-    source_dir = Path(source_dir)
-    if not source_dir.is_dir():
-        raise MotionFileError(source_dir, "is not a directory of .npz clips")
-    found = []
-    for path in sorted(source_dir.rglob("*.npz")):
-        if path.is_dir() and any(path.rglob("*.npz")):
-            continue  # a folder that merely ends in .npz and holds clips: its clips are listed themselves
-        found.append(path)
-    return found
+    """Every `*.npz` under `source_dir`, sorted (see :func:`retarget.batch_sources.discover_clips`,
+    which also lists the subfolders that could not be read)."""
+    return discover_clips(source_dir).clips
 
 
 def clip_names(sources: Sequence[Path]) -> list[str]:
@@ -277,21 +278,40 @@ def run_batch(
         _remove_stale_temp_files(out_dir)
         config_text = json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n"
         write_atomic(out_dir / CONFIG_JSON, config_text)
+        unwritten: list[str] = []
         for outcome in _executor(options, config).map_unordered(jobs()):
-            emit("done", index_of[outcome.record.clip], _commit(out_dir, outcome))
+            try:
+                record = _commit(out_dir, outcome)
+            except OutputFileError as exc:  # disk full, read-only: the clip fails, the batch goes on
+                unwritten.append(str(exc))
+                record = replace(outcome.record, status=STATUS_FAILED, error=f"{outcome.record.source}: {exc}")
+            emit("done", index_of[outcome.record.clip], record)
         in_order = [records[i] for i in range(len(sources))]
         ordered = sorted(in_order, key=lambda r: r.clip)
+        stale = retire_stale_outputs(out_dir, names, options.move_stale)
         previous_manifest = read_manifest(out_dir) or {}
         library = None
         if options.combined_library:
-            library = build_combined_library(out_dir, ordered, previous_manifest.get("library"))
+            try:
+                library = build_combined_library(out_dir, ordered, previous_manifest.get("library"))
+            except OutputFileError as exc:
+                unwritten.append(str(exc))
         header = {"config": config.to_dict(), "config_digest": identity.config_digest,
-                  "code_version": identity.code_version, "stages": list(identity.stages), "library": library}  # fmt: skip
-        write_manifest(out_dir, ordered, header)
+                  "code_version": identity.code_version, "stages": list(identity.stages), "library": library,
+                  "stale_removed": stale, "unwritten": unwritten}  # fmt: skip
+        try:
+            write_manifest(out_dir, ordered, header)
+        except OutputFileError as exc:
+            failed = sum(not r.ok for r in ordered)
+            raise BatchError(f"{exc}; the batch ran ({len(ordered) - failed}/{len(ordered)} clips ok) but its manifest "
+                             f"could not be written, nor: {'; '.join(unwritten) or 'nothing else'}; free space and "
+                             "rerun the same command (finished clips are kept)") from exc  # fmt: skip
     return BatchResult(
         records=in_order,
         processed=len(records) - counts["skipped"],
         skipped=counts["skipped"],
         out_dir=out_dir,
         library=None if library is None else out_dir / COMBINED_LIBRARY_NAME,
+        stale=tuple(stale),
+        unwritten=tuple(unwritten),
     )

@@ -53,6 +53,9 @@ def load_npz_arrays(path: str | Path, what: str = ".npz file") -> dict[str, np.n
     try:
         with open(path, "rb") as fh:
             magic = fh.read(len(_NPY_MAGIC))
+        if magic[:1] == b"\x80":  # a pickle protocol marker: np.load would need allow_pickle to read it
+            raise MotionFileError(path, f"holds a pickled Python object, not a {what}; refusing to unpickle an "
+                                  "untrusted file")  # fmt: skip
         if magic == _NPY_MAGIC:
             raise MotionFileError(path, f"is a single .npy array (renamed?); expected an .npz archive of named "
                                   f"arrays ({what})")  # fmt: skip
