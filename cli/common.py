@@ -78,13 +78,13 @@ def guarded(callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
     def wrapper(**kwargs: Any) -> Any:
         paths = _path_values(kwargs)
-        inputs = [p for p in paths if _is_file(p)]
+        outputs = _path_values({k: v for k, v in kwargs.items() if k in OUTPUT_PARAMS})
+        inputs = [p for p in _path_values({k: v for k, v in kwargs.items() if k not in OUTPUT_PARAMS}) if _is_file(p)]
         named = inputs + [p for p in paths if p not in inputs]
         with reading_inputs(inputs):
             try:
-                for name in OUTPUT_PARAMS:
-                    out = kwargs.get(name)
-                    if isinstance(out, Path) and not out.is_dir():
+                for out in outputs:
+                    if not out.is_dir():
                         check_output_path(out)
                 return callback(**kwargs)
             except (click.ClickException, click.exceptions.Exit, click.Abort):

@@ -505,6 +505,57 @@ CASES: tuple[FuzzCase, ...] = (
 )
 
 
+def _command_on(prefix: list[str], make: Callable[[Path], Path], suffix: Callable[[Path], list[str]] = lambda d: []
+                ) -> Callable[[Path], Hostile]:  # fmt: skip
+    """`PREFIX FILE SUFFIX` where FILE is the hostile file `make` writes."""
+
+    def build(d: Path) -> Hostile:
+        src = make(d)
+        return Hostile([*prefix, str(src), *suffix(d)], src)
+
+    return build
+
+
+def _gmr_strings(d: Path) -> Path:
+    from retarget.safe_pickle import safe_load
+
+    data = safe_load(FIXTURES / "formats" / "gmr_pkl" / "airkick_stand.pkl")
+    data["dof_pos"] = np.asarray(data["dof_pos"]).astype(str)
+    return pickle_file(d, "gmr.pkl", pickle.dumps(data, protocol=4))
+
+
+def _existing_file(name: str) -> Callable[[Path], list[str]]:
+    def make(d: Path) -> list[str]:
+        (d / name).write_text("not a folder\n")
+        return ["-o", str(d / name)]
+
+    return make
+
+
+EXTRA_CASES: tuple[FuzzCase, ...] = (
+    FuzzCase("eval_source_corrupt", _command_on(["eval", str(asap_reference(CLIP)), "--source"], corrupt_compressed_npz)),
+    FuzzCase("eval_library_tuple_keys", lambda d: Hostile(["eval", str(_tuple_keys(d).names), "--source",
+                                                           str(smpl_clip(CLIP))], d / "tuple_keys.pkl")),  # fmt: skip
+    FuzzCase("filter_npy_renamed", _command_on(["filter"], _npy_renamed)),
+    FuzzCase("filter_string_poses", _command_on(["filter"], lambda d: clip_npz(d, poses=np.full((10, 72), "a")))),
+    FuzzCase("convert_gmr_strings", _convert_file(_gmr_strings, "out.csv")),
+    FuzzCase("delta_fit_linear_log_truncated", _command_on(["delta", "fit-linear"],
+                                                           lambda d: _log_bytes(lambda r: r[:999])(d).names)),
+    FuzzCase("delta_eval_not_a_dict", _command_on(["delta", "eval"],
+                                                  lambda d: pickle_file(d, "heldout.pkl", pickle.dumps([1])))),
+    FuzzCase("delta_sysid_motion_library", _command_on(["delta", "sysid"], ref_pkl, lambda d: ["-o", str(d / "p.json")])),
+    FuzzCase("delta_fit_dynamics_deep", _command_on(["delta", "fit-dynamics"], lambda d: pickle_file(
+        d, "deep.pkl", deep_nesting(1000)), lambda d: ["-o", str(d / "dyn.pt")])),  # fmt: skip
+    FuzzCase("train_track_motion_strings", lambda d: Hostile(
+        ["train", "track", "--motion", str(ref_pkl(d, dof=_DOF_STRINGS)), "-o", str(d / "run")], d / "ref.pkl")),
+    FuzzCase("train_track_output_is_a_file", lambda d: Hostile(
+        ["train", "track", "--motion", str(ref_pkl(d)), *_existing_file("run")(d)], d / "run")),
+    FuzzCase("report_garbage_summary", lambda d: (d / "out").mkdir() or (d / "out" / "summary.json").write_text("[")
+             and Hostile(["report", str(d / "out")], d / "out")),  # fmt: skip
+)
+CASES = CASES + EXTRA_CASES
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", type=Path, required=True)
