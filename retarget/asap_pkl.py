@@ -69,7 +69,7 @@ def motion_qpos(model, robot: RobotSpec | str, motion: RobotMotion) -> np.ndarra
 def _fps_value(fps: float) -> int | float:
     # ASAP's own files store an int; keep that when the rate is integral, else the true rate.
     # (a NaN or infinite rate is kept as it is, for the structural check to refuse by name)
-    return int(round(fps)) if np.isfinite(fps) and abs(fps - round(fps)) < 1e-9 else float(fps)
+    return round(fps) if np.isfinite(fps) and abs(fps - round(fps)) < 1e-9 else float(fps)
 
 
 def motion_to_asap_dict(motion: RobotMotion, robot: RobotSpec) -> dict[str, Any]:
@@ -126,6 +126,35 @@ def read_motion_library(path: str | Path) -> dict[str, dict[str, Any]]:
     return data
 
 
+def array_problems(clip: dict[str, Any], expected: dict[str, tuple[int, ...]]) -> list[str]:
+    """Each ``clip[key]`` must be a regular numeric array of the expected shape holding finite values."""
+    problems: list[str] = []
+    for key, shape in expected.items():
+        try:
+            arr = np.asarray(clip[key])
+        except (ValueError, TypeError):
+            problems.append(f"'{key}' is not a regular array (ragged or mixed nested lists)")
+            continue
+        if arr.dtype.kind not in "biuf":
+            problems.append(f"'{key}' must hold numbers, found {arr.dtype} values")
+        elif arr.shape != shape:
+            problems.append(f"'{key}' must have shape {shape}, found {arr.shape}")
+        elif not np.isfinite(arr).all():
+            problems.append(f"'{key}' has NaN or inf")
+    return problems
+
+
+def number_problems(clip: dict[str, Any], key: str, positive: bool = False) -> list[str]:
+    """``clip[key]`` must be one finite (and, if asked, positive) number."""
+    try:
+        value = float(clip[key])
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not np.isfinite(value) or (positive and value <= 0):
+        return [f"'{key}' must be a {'positive' if positive else 'finite'} number, found {clip[key]!r}"]
+    return []
+
+
 def structural_problems(clip: Any) -> list[str]:
     """What makes `clip` unloadable by ASAP's motion library (empty list when fine)."""
     if not isinstance(clip, dict):
@@ -133,15 +162,12 @@ def structural_problems(clip: Any) -> list[str]:
     missing = [k for k in REQUIRED_KEYS if k not in clip]
     if missing:
         return [f"missing keys {missing}"]
-    problems: list[str] = []
-    for key in ("dof", "root_trans_offset", "pose_aa", "root_rot", "smpl_joints"):
-        try:
-            kind = np.asarray(clip[key]).dtype.kind
-        except (ValueError, TypeError):
-            return [f"'{key}' is not a regular array (ragged or mixed nested lists)"]
-        if kind not in "biuf":
-            return [f"'{key}' must hold numbers, found {np.asarray(clip[key]).dtype} values"]
-    dof = np.asarray(clip["dof"])
+    try:
+        dof = np.asarray(clip["dof"])
+    except (ValueError, TypeError):
+        return ["'dof' is not a regular array (ragged or mixed nested lists)"]
+    if dof.dtype.kind not in "biuf":
+        return [f"'dof' must hold numbers, found {dof.dtype} values"]
     if dof.ndim != 2 or dof.shape[0] == 0:
         return [f"'dof' must be (T, D) with T > 0, found {dof.shape}"]
     num_frames, num_dof = dof.shape
@@ -151,18 +177,7 @@ def structural_problems(clip: Any) -> list[str]:
         "root_rot": (num_frames, 4),
         "smpl_joints": (num_frames, 24, 3),
     }
-    for key, shape in expected.items():
-        arr = np.asarray(clip[key])
-        if arr.shape != shape:
-            problems.append(f"'{key}' must have shape {shape}, found {arr.shape}")
-        elif not np.isfinite(arr).all():
-            problems.append(f"'{key}' has NaN or inf")
-    try:
-        fps = float(clip["fps"])
-    except (TypeError, ValueError):
-        fps = float("nan")
-    if not np.isfinite(fps) or fps <= 0:
-        problems.append(f"'fps' must be a positive number, found {clip['fps']!r}")
+    problems = array_problems(clip, expected) + number_problems(clip, "fps", positive=True)
     if problems or not np.isfinite(dof).all():
         return problems + (["'dof' has NaN or inf"] if not np.isfinite(dof).all() else [])
     pose_aa = np.asarray(clip["pose_aa"], dtype=np.float64)

@@ -532,10 +532,19 @@ def _existing_file(name: str) -> Callable[[Path], list[str]]:
     return make
 
 
+def _report_summary(text: str) -> Callable[[Path], Hostile]:
+    def build(d: Path) -> Hostile:
+        (d / "out").mkdir()
+        (d / "out" / "summary.json").write_text(text)
+        return Hostile(["report", str(d / "out")], d / "out" / "summary.json")
+
+    return build
+
+
 EXTRA_CASES: tuple[FuzzCase, ...] = (
     FuzzCase("eval_source_corrupt", _command_on(["eval", str(asap_reference(CLIP)), "--source"], corrupt_compressed_npz)),
     FuzzCase("eval_library_tuple_keys", lambda d: Hostile(["eval", str(_tuple_keys(d).names), "--source",
-                                                           str(smpl_clip(CLIP))], d / "tuple_keys.pkl")),  # fmt: skip
+                                                           str(smpl_clip(CLIP))], d / "tuple_keys.pkl")),
     FuzzCase("filter_npy_renamed", _command_on(["filter"], _npy_renamed)),
     FuzzCase("filter_string_poses", _command_on(["filter"], lambda d: clip_npz(d, poses=np.full((10, 72), "a")))),
     FuzzCase("convert_gmr_strings", _convert_file(_gmr_strings, "out.csv")),
@@ -545,13 +554,12 @@ EXTRA_CASES: tuple[FuzzCase, ...] = (
                                                   lambda d: pickle_file(d, "heldout.pkl", pickle.dumps([1])))),
     FuzzCase("delta_sysid_motion_library", _command_on(["delta", "sysid"], ref_pkl, lambda d: ["-o", str(d / "p.json")])),
     FuzzCase("delta_fit_dynamics_deep", _command_on(["delta", "fit-dynamics"], lambda d: pickle_file(
-        d, "deep.pkl", deep_nesting(1000)), lambda d: ["-o", str(d / "dyn.pt")])),  # fmt: skip
+        d, "deep.pkl", deep_nesting(1000)), lambda d: ["-o", str(d / "dyn.pt")])),
     FuzzCase("train_track_motion_strings", lambda d: Hostile(
         ["train", "track", "--motion", str(ref_pkl(d, dof=_DOF_STRINGS)), "-o", str(d / "run")], d / "ref.pkl")),
     FuzzCase("train_track_output_is_a_file", lambda d: Hostile(
         ["train", "track", "--motion", str(ref_pkl(d)), *_existing_file("run")(d)], d / "run")),
-    FuzzCase("report_garbage_summary", lambda d: (d / "out").mkdir() or (d / "out" / "summary.json").write_text("[")
-             and Hostile(["report", str(d / "out")], d / "out")),  # fmt: skip
+    FuzzCase("report_garbage_summary", _report_summary("[")),
 )
 CASES = CASES + EXTRA_CASES
 

@@ -38,7 +38,15 @@ from typing import Any
 import joblib
 import numpy as np
 
-from retarget.asap_pkl import RobotMotion, atomic_write, motion_to_asap_dict, read_motion_library, structural_problems
+from retarget.asap_pkl import (
+    RobotMotion,
+    array_problems,
+    atomic_write,
+    motion_to_asap_dict,
+    number_problems,
+    read_motion_library,
+    structural_problems,
+)
 from retarget.errors import MotionFileError
 from retarget.rotations import quat_xyzw_to_wxyz
 from robots.registry import RobotSpec, load_robot_spec
@@ -105,20 +113,8 @@ def collection_clip_problems(clip: Any) -> list[str]:
         return [f"a motion clip, not a collection entry: missing keys {missing}"]
     num, num_dof = np.asarray(clip["dof"]).shape
     sizes = {"T": (num,), "TD": (num, num_dof), "T3": (num, 3)}
-    for name, layout in EXTRA_ARRAY_KEYS.items():
-        arr = np.asarray(clip[name])
-        if arr.dtype.kind not in "biuf":
-            problems.append(f"{name!r} must hold numbers, found {arr.dtype} values")
-        elif arr.shape != sizes[layout]:
-            problems.append(f"{name!r} has shape {arr.shape}, expected {sizes[layout]}")
-        elif not np.isfinite(arr).all():
-            problems.append(f"{name!r} holds NaN or infinite values")
-    try:
-        scale = float(clip["action_scale"])
-    except (TypeError, ValueError):
-        scale = float("nan")
-    if not np.isfinite(scale):
-        problems.append(f"'action_scale' must be a finite number, found {clip['action_scale']!r}")
+    problems = array_problems(clip, {name: sizes[layout] for name, layout in EXTRA_ARRAY_KEYS.items()})
+    problems += number_problems(clip, "action_scale")
     if num < 2:
         problems.append(f"a trajectory needs at least 2 frames, found {num}")
     return problems
