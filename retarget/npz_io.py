@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from retarget.errors import MotionFileError
-from retarget.limits import check_elements
+from retarget.limits import check_elements, check_frames
 
 _NPY_MAGIC = b"\x93NUMPY"
 
@@ -29,8 +29,9 @@ def _member_header(zf: zipfile.ZipFile, member: str) -> tuple[tuple[int, ...], n
     return tuple(shape), dtype
 
 
-def _check_headers(path: Path, what: str) -> None:
-    """Each member's declared shape and dtype, before a byte of array data is allocated."""
+def _check_headers(path: Path, what: str, frame_keys: tuple[str, ...]) -> None:
+    """Each member's declared shape and dtype, before a byte of array data is allocated; the first
+    dimension of `frame_keys` counts frames."""
     with zipfile.ZipFile(path) as zf:
         for member in zf.namelist():
             if not member.endswith(".npy"):
@@ -41,10 +42,13 @@ def _check_headers(path: Path, what: str) -> None:
                 raise MotionFileError(path, f"{what}: {key!r} holds pickled Python objects; refusing to unpickle an "
                                       "untrusted file (save plain numeric or string arrays)")  # fmt: skip
             check_elements(shape, path, f"{what}: {key!r}")
+            if key in frame_keys and shape:
+                check_frames(shape[0], path, f"{what}: {key!r} of shape {shape}")
 
 
-def load_npz_arrays(path: str | Path, what: str = ".npz file") -> dict[str, np.ndarray]:
-    """All arrays of an `.npz` archive; `what` names the expected content in errors ("AMASS clip")."""
+def load_npz_arrays(path: str | Path, what: str = ".npz file", frame_keys: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """All arrays of an `.npz` archive; `what` names the expected content in errors ("AMASS clip"); the
+    arrays named in `frame_keys` hold one row per frame, and their frame count is checked before loading."""
     path = Path(path)
     if not path.exists():
         raise MotionFileError(path, "file does not exist")
@@ -59,7 +63,7 @@ def load_npz_arrays(path: str | Path, what: str = ".npz file") -> dict[str, np.n
         if magic == _NPY_MAGIC:
             raise MotionFileError(path, f"is a single .npy array (renamed?); expected an .npz archive of named "
                                   f"arrays ({what})")  # fmt: skip
-        _check_headers(path, what)
+        _check_headers(path, what, frame_keys)
         with np.load(path, allow_pickle=False) as npz:
             return {key: npz[key] for key in npz.files}
     except MotionFileError:

@@ -116,12 +116,12 @@ def short_bvh(d: Path, frame_time: str = ".0083333", channels: str | None = None
     return path
 
 
-def npz_with_huge_header(d: Path) -> Path:
-    """An AMASS-keyed .npz whose `poses` header claims (10¹², 72) float64 over a few bytes of data."""
+def npz_with_huge_header(d: Path, frames: int = 10**12) -> Path:
+    """An AMASS-keyed .npz whose `poses` header claims (`frames`, 72) float64 over a few bytes of data."""
     path = d / "huge.npz"
     with zipfile.ZipFile(path, "w") as zf:
         header = io.BytesIO()
-        np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (10**12, 72)})
+        np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (frames, 72)})
         zf.writestr("poses.npy", b"\x93NUMPY" + header.getvalue()[6:] + b"\0" * 64)
         for key, arr in (("trans", np.zeros((4, 3))), ("mocap_framerate", np.float64(30.0))):
             buf = io.BytesIO()
@@ -454,6 +454,7 @@ CASES: tuple[FuzzCase, ...] = (
     FuzzCase("convert_bvh_frame_time_1e6", _bvh_frame_time, memory=True),
     FuzzCase("convert_asap_fps_1e-6", _asap_tiny_fps, memory=True),
     FuzzCase("retarget_npz_header_1e12_frames", _npz_header, memory=True),
+    FuzzCase("retarget_npz_header_1e6_frames", _retarget_npz(lambda d: npz_with_huge_header(d, 10**6)), memory=True),
     FuzzCase("inspect_shared_nested_lists", _pickle_case(["inspect"], shared_nested_lists), memory=True),
     FuzzCase("convert_shared_nested_lists", _convert_pickle(shared_nested_lists), memory=True),
     FuzzCase("delta_fit_shared_nested_lists", _delta_fit(shared_nested_lists), memory=True),
@@ -532,6 +533,24 @@ def _existing_file(name: str) -> Callable[[Path], list[str]]:
     return make
 
 
+def _full_sidecar(**changes: object) -> str:
+    """A sidecar with every key the deployment loop reads, then `changes` (``sim_<key>`` edits ``sim``)."""
+    from robots.registry import load_robot_spec
+
+    names = list(load_robot_spec("g1_23dof").joint_names)
+    zeros = [0.0] * len(names)
+    sim = {"robot": "g1_23dof", "physics_dt_s": 0.005, "decimation": 4, "init_height_offset_m": 0.0,
+           "action_offset": "default", "action_scale": 0.25, "action_clip": 10.0}  # fmt: skip
+    info = {"joint_names": names, "kp": zeros, "kd": zeros, "effort_limit_nm": zeros, "default_joint_pos_rad": zeros,
+            "obs_history_len": 1, "sim": sim, "obs": {"ang_vel_scale": 1.0, "dof_vel_scale": 1.0, "clip": 100.0}}  # fmt: skip
+    for key, value in changes.items():
+        if key.startswith("sim_"):
+            sim[key[4:]] = value
+        else:
+            info[key] = value
+    return json.dumps(info)
+
+
 def _report_summary(text: str) -> Callable[[Path], Hostile]:
     def build(d: Path) -> Hostile:
         (d / "out").mkdir()
@@ -560,6 +579,9 @@ EXTRA_CASES: tuple[FuzzCase, ...] = (
     FuzzCase("train_track_output_is_a_file", lambda d: Hostile(
         ["train", "track", "--motion", str(ref_pkl(d)), *_existing_file("run")(d)], d / "run")),
     FuzzCase("report_garbage_summary", _report_summary("[")),
+    FuzzCase("sim2sim_sidecar_unknown_joint", _sim2sim_sidecar(_full_sidecar(joint_names=["hip"] * 23))),
+    FuzzCase("sim2sim_sidecar_dt_0", _sim2sim_sidecar(_full_sidecar(sim_physics_dt_s=0))),
+    FuzzCase("sim2sim_sidecar_unknown_robot", _sim2sim_sidecar(_full_sidecar(sim_robot="h1"))),
 )
 CASES = CASES + EXTRA_CASES
 

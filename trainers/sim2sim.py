@@ -93,9 +93,12 @@ def load_sidecar(policy_path: str | Path) -> dict:
                                                                              if k not in obs}  # fmt: skip
     if missing or not isinstance(sim, dict) or not isinstance(obs, dict):
         raise Sim2SimError(f"{path}: no {', '.join(sorted(missing)) or 'sim/obs objects'}; export the policy again")
-    robot = load_robot_spec(str(sim["robot"]))
+    try:
+        robot = load_robot_spec(str(sim["robot"]))
+    except AsapRetargetError as exc:
+        raise Sim2SimError(f"{path}: sim.robot: {exc}") from exc
     names = info["joint_names"]
-    unknown = [n for n in names if n not in robot.joint_names] if isinstance(names, list) else names
+    unknown = sorted({str(n) for n in names if n not in robot.joint_names}) if isinstance(names, list) else names
     if unknown or not names:
         raise Sim2SimError(f"{path}: joint_names {unknown!r} are not joints of {robot.name}")
     sizes = {k: np.shape(info[k]) for k in ("kp", "kd", "effort_limit_nm", "default_joint_pos_rad")}

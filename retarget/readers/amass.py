@@ -27,7 +27,7 @@ _BODY_JOINTS = 22  # pelvis + 21 body joints shared by SMPL, SMPL-H and SMPL-X
 
 
 def _load_npz(path: Path) -> dict[str, np.ndarray]:
-    return load_npz_arrays(path, "AMASS .npz clip")
+    return load_npz_arrays(path, "AMASS .npz clip", frame_keys=("poses", "trans", "root_orient", "pose_body"))
 
 
 def _read_fps(path: Path, data: dict[str, np.ndarray]) -> float:

@@ -46,7 +46,7 @@ def smpl_positions_map(names: tuple[str, ...]) -> SkeletonMap:
 def read_joint_positions(path: str | Path) -> tuple[np.ndarray, tuple[str, ...], float]:
     """(T, J, 3) z-up positions [m], joint names, frame rate [Hz]."""
     path = Path(path)
-    data = load_npz_arrays(path, "joint-position .npz")
+    data = load_npz_arrays(path, "joint-position .npz", frame_keys=("joints_w",))
     missing = [k for k in ("joints_w", "joint_names", "fps") if k not in data]
     if missing:
         raise MotionFileError(path, f"joint-position file lacks keys {missing} (found {sorted(data)})")
