@@ -10,21 +10,17 @@ counted (it is the pipeline's, measured by its own benchmark).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from make_corruptions import all_corruptions
-
 from retarget.filter import FilterConfig, filter_result
+from retarget.filter.corruptions import all_corruptions
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
 
+ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "smpl_video"
 
 

@@ -46,7 +46,8 @@ def main() -> None:
     refs = load_references(args.motion, build_real_model("nominal", vanilla.env_cfg.sim), load_robot_spec(), args.clip)
     t = time.perf_counter()
     trajs = collect_rollouts(vanilla.policy.act_inference, refs, args.real, vanilla.env_cfg, args.episodes, seed=1)
-    model, stats = fit_learned_delta(list(trajs.values()), LearnedDeltaConfig(joints="ankles"))
+    paper_cfg = LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False)  # the paper's real-robot Δa
+    model, stats = fit_learned_delta(list(trajs.values()), paper_cfg)
     model.save(out / "delta.pt")
     print(f"collect + fit Δa: {time.perf_counter() - t:.0f} s, {stats}", flush=True)
     runs = {"Vanilla": pre}

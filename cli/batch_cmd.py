@@ -12,11 +12,13 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
+from cli.convert_cmd import ROBOT_FORMAT_NAMES
 
 DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "motions_raw"
 DEFAULT_BATCH_OUT = Path("asap_retarget_out")
@@ -108,6 +110,11 @@ def _clip_table(records) -> Table:
     help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
     "'eval' (retargeting metrics against the source). Figures go to the manifest.",
 )  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default="asap", show_default=True,
+    help="Consumer dialect of the per-clip files: other than asap, each ok clip is also written to OUTPUT/<format>/ "
+    "(beyondmimic/mjlab/holosoma at 50 Hz unless --fps is given).",
+)  # fmt: skip
 @click.option("--move-stale", is_flag=True,
               help="Move outputs whose source clip is gone into OUTDIR/stale/ instead of removing them.")
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
@@ -115,7 +122,7 @@ def _clip_table(records) -> Table:
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    move_stale: bool, quiet: bool, jsonl: bool,
+    fmt: str, move_stale: bool, quiet: bool, jsonl: bool,
 ) -> None:  # fmt: skip
     """Retarget every .npz under SOURCE_DIR (default: the bundled motions_raw/).
 
@@ -131,16 +138,20 @@ def batch(
     if address is not None and executor != "ray":
         raise click.UsageError("--address needs --executor ray")
     source_dir = source_dir or DEFAULT_SOURCE_DIR
+    if click.get_current_context().get_parameter_source("fps") == ParameterSource.DEFAULT:
+        from retarget.formats.registry import ROBOT_FORMATS
+
+        fps = ROBOT_FORMATS[fmt].default_fps or fps  # retarget straight at the consumer's rate
     config = make_config(robot, fps, body_model)
     options = BatchOptions(
         workers=workers or available_cores(), executor=executor, ray_address=address,
         timeout_s=timeout_s or None, force=force, combined_library=not no_library,
-        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)), move_stale=move_stale,
+        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)), output_format=fmt, move_stale=move_stale,
     )  # fmt: skip
     discovery = discover_clips(source_dir)
     for folder in discovery.unreadable:
-        err_console.print(f"[yellow]warning:[/] {escape(str(folder))}: cannot be read (permission denied); its clips are not in "
-                          "this batch", highlight=False, soft_wrap=True)  # fmt: skip
+        err_console.print(f"[yellow]warning:[/] {escape(str(folder))}: cannot be read (permission denied); its clips "
+                          "are not in this batch", highlight=False, soft_wrap=True)  # fmt: skip
     sources = discovery.clips
     if not sources:
         raise click.UsageError(f"no .npz clips under {source_dir}")
@@ -174,5 +185,9 @@ def batch(
             err_console.print(f"[red]failed[/] {record.error.splitlines()[0]}", highlight=False, soft_wrap=True)
         if len(failed) > MAX_FAILURES_SHOWN:
             err_console.print(f"... and {len(failed) - MAX_FAILURES_SHOWN} more: asap-retarget summary {output}")
+        if result.export is not None:
+            for note in result.export.notes:
+                err_console.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+            console.print(f"{fmt} files: {result.export.folder} ({result.export.written} written)", highlight=False)
         console.print(line, soft_wrap=True, highlight=False)
     sys.exit(code)

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import real_option
 
 
 @click.command("bench-log")
-@click.option("--real", "profile", default="soft_ankles_delay", show_default=True,
-              help="\"Real\" profile (nominal, soft_ankles, delay, friction, soft_ankles_delay, combined).")
+@real_option()
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Log file (.npz).")
 @click.option("--duration", type=click.FloatRange(min=0.1), default=4.0, show_default=True, help="Length [s].")
 def bench_log(profile: str, output: Path, duration: float) -> None:  # fmt: skip

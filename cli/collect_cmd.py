@@ -7,19 +7,20 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import policy_option, real_option, seed_option
 
 
 @click.command()
-@click.option("--policy", "run", type=click.Path(path_type=Path), default=None,
-              help="Tracking run folder or checkpoint (default: the zero action, i.e. PD on the reference pose).")
+@policy_option(required=False,
+               help_text="Tracking run folder or checkpoint (default: the zero action, i.e. PD on the reference pose).")
 @click.option("--motion", type=click.Path(path_type=Path), default=None, help="Motion library (.pkl) to track.")
 @click.option("--from-log", "log_path", type=click.Path(path_type=Path), default=None,
               help="Convert a real-robot log (.npz, keys in the README) instead of rolling out.")
 @click.option("--clip", default=None, help="Only this clip of the library.")
-@click.option("--real", "profile", default="soft_ankles", show_default=True, help="\"Real\" profile to roll out in.")
+@real_option()
 @click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True,
               help="Rollouts per clip (later ones start at random phases).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option()
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Collection file (.pkl).")
 def collect(run: Path | None, motion: Path | None, log_path: Path | None, clip: str | None, profile: str,
             episodes: int, seed: int, output: Path) -> None:  # fmt: skip

@@ -9,6 +9,15 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import num_envs_option
+from trainers.delta.defaults import (
+    DEFAULT_JOINTS,
+    DEFAULT_MLP_EPOCHS,
+    DEFAULT_MODEL,
+    DEFAULT_PREVIOUS_TARGET,
+    JOINT_SET_NAMES,
+    MODEL_KINDS,
+)
 
 
 @click.group()
@@ -49,18 +58,18 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 @delta.command("fit")
 @click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Delta model file (.pt).")
-@click.option("--joints", type=click.Choice(["ankles", "legs", "all"]), default="all", show_default=True,
+@click.option("--joints", type=click.Choice(JOINT_SET_NAMES), default=DEFAULT_JOINTS, show_default=True,
               help="Joints Δa acts on (the paper's real-robot model: the ankles; a delay reaches every joint).")
-@click.option("--model", "model_kind", type=click.Choice(["per_joint_linear", "mlp"]), default="per_joint_linear",
+@click.option("--model", "model_kind", type=click.Choice(MODEL_KINDS), default=DEFAULT_MODEL,
               show_default=True, help="per_joint_linear: each joint's δ linear in its own q*−q, q̇, q*_{t-1}−q*_t "
               "(transfers to other clips); mlp: the paper's MLP on every feature (supervised method).")
-@click.option("--epochs", type=click.IntRange(min=1), default=1500, show_default=True, help="MLP Adam steps.")
+@click.option("--epochs", type=click.IntRange(min=1), default=DEFAULT_MLP_EPOCHS, show_default=True, help="MLP Adam steps.")
 @click.option("--method", type=click.Choice(["supervised", "ppo"]), default="supervised", show_default=True,
               help="supervised: Gauss–Newton labels + MLP; ppo: the paper's PPO in the nominal sim (trainers/delta/ppo_fit.py).")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
-@click.option("--num-envs", type=click.IntRange(min=1), default=32, show_default=True, help="PPO environments.")
+@num_envs_option(32, "Parallel simulated environments (--method ppo)")
 @click.option("--horizon-s", type=click.FloatRange(min=0.02), default=1.0, show_default=True, help="PPO episode length.")
-@click.option("--previous-target/--no-previous-target", default=True, show_default=True,
+@click.option("--previous-target/--no-previous-target", default=DEFAULT_PREVIOUS_TARGET, show_default=True,
               help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).")
 def fit(collection: Path, output: Path, joints: str, model_kind: str, epochs: int, method: str, iterations: int,
         num_envs: int, horizon_s: float, previous_target: bool) -> None:  # fmt: skip
@@ -104,7 +113,7 @@ def sysid(collection: Path, output: Path, max_transitions: int) -> None:
 @delta.command("fit-dynamics")
 @click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Δs model file (.pt).")
-@click.option("--epochs", type=click.IntRange(min=1), default=1500, show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=DEFAULT_MLP_EPOCHS, show_default=True)
 def fit_dynamics(collection: Path, output: Path, epochs: int) -> None:
     """DeltaDynamics baseline: learn the state residual s' − f_sim(s, a) from recorded transitions."""
     from trainers.delta.collection import read_collection

@@ -1,4 +1,4 @@
-"""`asap-retarget eval LIBRARY.pkl --source CLIP.npz|DIR [--json OUT.json]`."""
+"""`asap-retarget eval LIBRARY.pkl --source CLIP.npz|DIR [--json [OUT.json]]`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.common import console
+from cli.options import emit_json, json_option, robot_option
 
 # (metric field, column header, format) shown in the table; the JSON has every field.
 _COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -56,17 +57,18 @@ def metrics_table(title: str, clips, summary) -> Table:
     help="Source SMPL clip (.npz) or a folder of them; each clip's source is found by name "
     "(ASAP's '0-motions_raw_tairantestbed_smpl_' key prefix is stripped).",
 )
-@click.option("--json", "json_out", type=click.Path(path_type=Path), default=None, help="Also write the report here.")
-@click.option("--robot", default=None, help="Bundled robot (default: the one whose joint count matches the clips).")
+@json_option("the report (every metric of every clip)")
+@robot_option(detect=True)
 def eval_(library: Path, source: Path, json_out: Path | None, robot: str | None) -> None:
     """Score every clip of a motion LIBRARY (.pkl, ours or ASAP's) against its source SMPL clip."""
-    from retarget.metrics import MetricsConfig, evaluate_library, summarize, write_report_json
+    from retarget.metrics import MetricsConfig, evaluate_library, report_dict, summarize
 
     config = MetricsConfig()
     clips = evaluate_library(library, source, robot=robot, config=config)
+    if json_out is not None and emit_json(json_out, report_dict(clips, config, library=str(library), source=str(source))):
+        return
     # Off a terminal rich assumes 80 columns, too narrow for 13 columns: print logs at full width.
     out = console if console.is_terminal else Console(width=170)
     out.print(metrics_table(str(library), clips, summarize(clips)))
     if json_out is not None:
-        write_report_json(json_out, clips, config, library=str(library), source=str(source))
         console.print(f"wrote {json_out}")

@@ -1,4 +1,4 @@
-"""`asap-retarget eval-policy RUN --motion LIB.pkl`: the paper's tracking metrics of a trained policy."""
+"""`asap-retarget eval-policy --policy RUN --motion LIB.pkl`: the paper's tracking metrics of a trained policy."""
 
 from __future__ import annotations
 
@@ -8,24 +8,28 @@ import click
 from rich.table import Table
 
 from cli.common import console
+from cli.options import policy_option, resolve_policy, seed_option
 
 
 @click.command(name="eval-policy")
-@click.argument("run", type=click.Path(path_type=Path))
+@policy_option(required=False)
+@click.argument("run_arg", metavar="[RUN]", type=click.Path(path_type=Path), required=False)
 @click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
 @click.option("--clip", default=None, help="Evaluate on this clip only.")
 @click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True, help="Episodes per clip.")
 @click.option("--domain-rand", is_flag=True, help="Randomize physics per episode (else episodes are identical).")
-@click.option("--seed", type=int, default=0, show_default=True)
-def eval_policy(run: Path, motion: Path, clip: str | None, episodes: int, domain_rand: bool, seed: int) -> None:
-    """Success (0.5 m rule), Eg-mpjpe, Empjpe, Evel, Eacc of the policy in RUN (folder or checkpoint)."""
+@seed_option()
+def eval_policy(run: Path | None, run_arg: Path | None, motion: Path, clip: str | None, episodes: int, domain_rand: bool, seed: int) -> None:
+    """Success (0.5 m rule), Eg-mpjpe, Empjpe, Evel, Eacc of the policy (a run folder or checkpoint).
+
+    The policy may also be given as the positional RUN (the old form)."""
     from robots.registry import load_robot_spec
     from trainers.evaluate import evaluate_policy
     from trainers.policy_io import load_policy
     from trainers.reference import load_references
     from trainers.sim_model import build_training_model
 
-    loaded = load_policy(run)
+    loaded = load_policy(resolve_policy(run, run_arg))
     cfg = loaded.env_cfg
     refs = load_references(motion, build_training_model(cfg.sim), load_robot_spec(cfg.sim.robot), clip)
     overall, per_clip = evaluate_policy(loaded.policy.act_inference, refs, cfg, episodes, seed, domain_rand)

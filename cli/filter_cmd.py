@@ -1,28 +1,22 @@
-"""`asap-retarget filter CLIP.npz|DIR [--json OUT]`: retarget each clip and give it a physics verdict."""
+"""`asap-retarget filter CLIP.npz|DIR [--json [OUT]]`: retarget each clip and give it a physics verdict."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 from rich.table import Table
 
-from cli.common import console, err_console, robot_option
+from cli.common import console, err_console, make_config
+from cli.options import emit_json, json_option, retarget_options
 
 LAYERS = ("kinematic", "dynamic", "replay")
 
 
 @click.command(name="filter")
 @click.argument("source", type=click.Path(path_type=Path))
-@click.option(
-    "--json",
-    "json_out",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Write the verdicts (every check, its figures and frame ranges) to this JSON file.",
-)
+@json_option("the verdicts (every check, its figures and frame ranges)")
 @click.option(
     "--layers",
     default=",".join(LAYERS),
@@ -30,16 +24,15 @@ LAYERS = ("kinematic", "dynamic", "replay")
     help="Comma-separated layers to run: kinematic, dynamic, replay.",
 )
 @click.option("--replay-decides", is_flag=True, help="Let a replay failure trim or reject (off: reported only).")
-@robot_option
-def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bool, robot: str) -> None:
+@retarget_options
+def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bool, robot: str, fps: float,
+            body_model: Path | None) -> None:  # fmt: skip
     """Retarget and physics-filter one AMASS .npz clip or every .npz under a folder.
 
     Prints one row per clip: verdict (keep / trim / reject), the first failing check, its figure
     against its threshold, and the frames kept. Exit 1 if a clip could not be read."""
     from dataclasses import replace
 
-    from retarget.asap_pkl import atomic_write
-    from retarget.config import RetargetConfig
     from retarget.errors import AsapRetargetError, MotionFileError
     from retarget.filter import FilterConfig, filter_clip
 
@@ -60,15 +53,19 @@ def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bo
         raise MotionFileError(source, "does not exist (expected an AMASS .npz clip or a folder of them)")
     config = FilterConfig(layers=chosen)
     config = replace(config, replay=replace(config.replay, decides=replay_decides))
+    retarget_config = make_config(robot, fps, body_model)  # as `batch` retargets
     verdicts, errors = [], []
     for clip in clips:
         try:
-            verdicts.append(filter_clip(clip, config, RetargetConfig(robot=robot)))
+            verdicts.append(filter_clip(clip, config, retarget_config))
         except AsapRetargetError as exc:
             if len(clips) == 1:
                 raise
             errors.append({"clip": clip.name, "error": str(exc)})
             err_console.print(f"[red]error[/] {exc}", highlight=False, soft_wrap=True)
+    doc = {"config": config.to_dict(), "verdicts": [v.to_dict() for v in verdicts], "errors": errors}
+    if json_out is not None and emit_json(json_out, doc):
+        sys.exit(1 if errors else 0)
     table = Table(title=f"physics filter: {len(verdicts)} clip(s) from {source}")
     for col in ("clip", "verdict", "kept", "first failing check", "figure", "limit", "replay"):
         table.add_column(col, justify="right" if col in ("kept", "figure", "limit") else "left")
@@ -89,9 +86,6 @@ def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bo
     console.print(f"keep {counts['keep']}, trim {counts['trim']}, reject {counts['reject']}"
                   + (f", unreadable {len(errors)}" if errors else ""))  # fmt: skip
     if json_out is not None:
-        doc = {"config": config.to_dict(), "verdicts": [v.to_dict() for v in verdicts], "errors": errors}
-        text = json.dumps(doc, indent=1)
-        atomic_write(json_out, lambda tmp: tmp.write_text(text))
         console.print(f"wrote {json_out}")
     if errors:
         sys.exit(1)

@@ -7,15 +7,14 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import policy_option, real_option
 
 
 @click.command()
-@click.option("--policy", "run", type=click.Path(path_type=Path), required=True,
-              help="Run folder or checkpoint of a trained tracking policy.")  # fmt: skip
+@policy_option()
 @click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
 @click.option("--clip", default=None, help="Clip to play (required when the library holds several).")
-@click.option("--real", "profile", default="nominal", show_default=True,
-              help="Simulator: the nominal one or a 'real' profile (soft_ankles, delay, friction, ...).")  # fmt: skip
+@real_option()
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
               help="Video (.mp4, .mkv, .mov, .webp, .gif) or one still (.png).")  # fmt: skip
 @click.option("--no-reference", is_flag=True, help="Draw the policy alone (default: beside the reference clip).")

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import robot_option
+from cli.progress import progress_bar
 
 
 @click.command()
@@ -47,7 +49,7 @@ from cli.common import console
     show_default=True,
     help="Skeleton's sideways offset from the robot [m]; 0 draws it over the robot.",
 )
-@click.option("--robot", default=None, help="Robot model (default: the bundled one with the motion's joint count).")
+@robot_option(detect=True)
 @click.option(
     "--frame", "still_frame", type=int, default=None, help="With -o X.png: the frame to draw (default: the middle)."
 )
@@ -59,7 +61,9 @@ def render(library, output, clip, source, compare, width, height, fps, camera, s
     config = RenderConfig(
         width_px=width, height_px=height, fps=fps, camera=parse_camera(camera), skeleton_offset_m=skeleton_offset
     )
-    summary = render_library_clip(library, output, clip, source, compare, config, robot, max_frames, still_frame)
+    with progress_bar("render", "frames") as update:
+        summary = render_library_clip(library, output, clip, source, compare, config, robot, max_frames, still_frame,
+                                      on_frame=lambda done, total: update(done, total, str(output)))  # fmt: skip
     console.print(
         f"wrote {summary.output}: {summary.frames} frames at {summary.fps:g} Hz, {summary.width_px}x{summary.height_px}, "
         f"{len(summary.clips)} panel(s), {summary.seconds:.1f} s ({summary.frames / summary.seconds:.1f} frames/s)",

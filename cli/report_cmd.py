@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from cli.common import console, err_console
+from cli.progress import progress_bar
 
 
 @click.command()
@@ -30,7 +31,8 @@ def report(out_dir, preview_frames, plots, videos, sort_by) -> None:  # fmt: ski
     from retarget.viz.report import ReportConfig, build_report
 
     config = ReportConfig(preview_frames=preview_frames, plots=plots, videos=videos, sort_metric=sort_by)
-    summary = build_report(out_dir, config, on_clip=lambda name: err_console.print(f"  {name}", highlight=False))
+    with progress_bar("report", "clips") as update:
+        summary = build_report(out_dir, config, on_clip=update)
     for problem in summary.problems:
         err_console.print(f"[yellow]warning:[/] {problem}", highlight=False)
     console.print(f"wrote {summary.html}: {summary.clips} clips, {summary.previews} previews", highlight=False)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import click
 
-from cli.common import body_model_option, console, fps_option, make_config, robot_option
+from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
+from cli.convert_cmd import ROBOT_FORMAT_NAMES
 
 
 @click.command()
@@ -16,7 +18,7 @@ from cli.common import body_model_option, console, fps_option, make_config, robo
     help="Output file; the format follows the extension (.pkl ASAP, .npz BeyondMimic, .csv) unless --format.",
 )  # fmt: skip
 @click.option(
-    "--format", "fmt", type=click.Choice(["asap", "beyondmimic", "csv", "gmr"]), default=None,
+    "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default=None,
     help="Output format (see `asap-retarget convert`); written at --fps.",
 )
 @click.option(
@@ -31,6 +33,7 @@ def retarget(
 ) -> None:
     """Retarget one AMASS-layout CLIP (.npz) into an ASAP .pkl (or another robot motion format)."""
     from retarget.formats import FormatOptions, output_format, write_motion
+    from retarget.formats.registry import FormatNote
     from retarget.pipeline import retarget_file
     from robots.registry import load_robot_spec
 
@@ -38,7 +41,11 @@ def retarget(
     spec = load_robot_spec(robot)
     output_format(output, fmt)  # an unusable extension fails before the work, not after
     result = retarget_file(clip, config)
-    write_motion(output, result.motion, spec, fmt, FormatOptions(quat_order=quat_order))
+    with warnings.catch_warnings(record=True) as notes:  # e.g. a 23-dof motion widened for a 29-dof consumer
+        warnings.simplefilter("always", FormatNote)
+        write_motion(output, result.motion, spec, fmt, FormatOptions(quat_order=quat_order))
+    for note in notes:
+        err_console.print(f"[yellow]warning:[/] {note.message}", highlight=False)
     m = result.motion
     console.print(
         f"{m.name}: {m.num_frames} frames at {m.fps:g} Hz (source {result.source_fps:g} Hz), "

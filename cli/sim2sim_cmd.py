@@ -1,4 +1,4 @@
-"""`asap-retarget sim2sim --onnx POLICY.onnx --motion LIB.pkl`: the exported policy in a plain MuJoCo loop."""
+"""`asap-retarget sim2sim --policy POLICY.onnx --motion LIB.pkl`: the exported policy in a plain MuJoCo loop."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import policy_option, real_option
 
 
 @click.command()
-@click.option("--onnx", "policy_path", type=click.Path(path_type=Path), required=True,
-              help="Exported policy (.onnx), with its sidecar POLICY.onnx.json beside it.")  # fmt: skip
+@policy_option("policy_path", hidden_aliases=("--onnx",),
+               help_text="Exported policy (.onnx, from export-policy), with its sidecar POLICY.onnx.json beside it.")
 @click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
 @click.option("--clip", default=None, help="Clip to track (required when the library holds several).")
-@click.option("--real", "profile", default="nominal", show_default=True,
-              help="Simulated robot: nominal or a 'real' profile (soft_ankles, delay, friction, ...).")  # fmt: skip
+@real_option()
 @click.option("--pd-hz", type=float, default=1000.0, show_default=True, help="PD loop and physics rate [Hz].")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Stop after N policy steps.")
 def sim2sim(policy_path, motion, clip, profile, pd_hz, max_steps) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -10,19 +9,20 @@ import click
 from rich.table import Table
 
 from cli.common import console
+from cli.options import emit_json, json_option
 
 
 @click.command()
 @click.argument("out_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--metric", default="mean_match_error_mm", show_default=True, help="Rank ok clips by this metric.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="How many worst clips.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def summary(out_dir: Path, metric: str, top: int, as_json: bool) -> None:
+@json_option("the summary")
+def summary(out_dir: Path, metric: str, top: int, json_out: Path | None) -> None:
     """Totals, failed clips with their reasons, and the worst clips by METRIC of a batch folder."""
     from retarget.batch_summary import summarize_batch
 
     s = summarize_batch(out_dir, metric, top)
-    if as_json:
+    if json_out is not None:
         payload = {
             "out_dir": str(out_dir), "from_manifest": s.from_manifest, "totals": s.totals, "metric": s.metric,
             "metric_mean": None if math.isnan(s.metric_mean) else s.metric_mean,
@@ -30,8 +30,9 @@ def summary(out_dir: Path, metric: str, top: int, as_json: bool) -> None:
                       for r in s.worst],
             "failures": [{"clip": r.clip, "source": r.source, "error": r.error} for r in s.failures],
         }  # fmt: skip
-        click.echo(json.dumps(payload, indent=1))
-        return
+        if emit_json(json_out, payload):
+            return
+        console.print(f"wrote {json_out}")
     t = s.totals
     if not s.from_manifest:
         console.print("[yellow]no manifest (batch interrupted?): summarised from records/[/]")

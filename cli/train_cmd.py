@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from cli.common import console
+from cli.options import num_envs_option, policy_option, real_option, seed_option, threads_option
 
 
 @click.group()
@@ -26,11 +27,9 @@ def train() -> None:
     help="Run folder (resumes if it has a checkpoint).",
 )
 @click.option("--iterations", type=click.IntRange(min=1), default=500, show_default=True, help="PPO iterations.")
-@click.option("--num-envs", type=click.IntRange(min=1), default=64, show_default=True, help="Parallel environments.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option(
-    "--threads", type=click.IntRange(min=0), default=2, show_default=True, help="MuJoCo threads (0: all CPUs)."
-)
+@num_envs_option(64)
+@seed_option()
+@threads_option()
 @click.option(
     "--action-offset",
     type=click.Choice(["reference_pose", "default_pose"]),
@@ -94,8 +93,7 @@ def track(motion: Path, clip: str | None, output: Path, iterations: int, num_env
 
 
 @train.command()
-@click.option("--policy", "policy_run", type=click.Path(path_type=Path), required=True,
-              help="Pre-trained run folder (or checkpoint) to start from.")
+@policy_option("policy_run", help_text="Pre-trained run folder (or checkpoint) to start from.")
 @click.option("--delta", default=None,
               help="--sim delta: frozen Δa (DELTA.pt, analytic:PROFILE, noise:STD, constant:VALUE); "
                    "--sim dynamics: the Δs model (delta fit-dynamics).")
@@ -105,11 +103,11 @@ def track(motion: Path, clip: str | None, output: Path, iterations: int, num_env
 @click.option("--sim", type=click.Choice(["delta", "nominal", "real", "dynamics"]), default="delta", show_default=True,
               help="delta: nominal + Δa (ASAP; noise:STD = ActionNoise); nominal: Continued; real: a profile (Oracle) "
                    "or an identified sysid.json (SysID), needs --real; dynamics: nominal + Δs (DeltaDynamics).")
-@click.option("--real", "real_profile", default=None, help="\"Real\" profile name or sysid.json for --sim real.")
+@real_option("real_profile", default=None, help_text="--sim real: the \"real\" profile name or an identified sysid.json.")
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
-@click.option("--num-envs", type=click.IntRange(min=1), default=None, help="Default: the pre-trained run's.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--threads", type=click.IntRange(min=0), default=2, show_default=True, help="MuJoCo threads.")
+@num_envs_option(None, "Parallel simulated environments (default: the pre-trained run's)")
+@seed_option()
+@threads_option()
 def finetune(policy_run: Path, delta: str | None, motion: Path, clip: str | None, output: Path, sim: str,
              real_profile: str | None, iterations: int, num_envs: int | None, seed: int, threads: int) -> None:  # fmt: skip
     """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""

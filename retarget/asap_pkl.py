@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import joblib
 import numpy as np
@@ -27,6 +27,9 @@ from retarget.errors import MotionFileError
 from retarget.rotations import quat_to_rotvec, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz, rotvec_to_quat
 from retarget.safe_pickle import safe_load
 from robots.registry import RobotSpec
+
+if TYPE_CHECKING:
+    import mujoco
 
 NUM_EXTENDED_BODIES = 3
 REQUIRED_KEYS: tuple[str, ...] = ("root_trans_offset", "pose_aa", "dof", "root_rot", "smpl_joints", "fps")
@@ -53,12 +56,18 @@ class RobotMotion:
         return int(self.dof_pos.shape[0])
 
 
-def motion_qpos(model, robot: RobotSpec | str, motion: RobotMotion) -> np.ndarray:
-    """(T, nq) MuJoCo configurations of `motion` on `model` (free joint: position, unit quaternion wxyz)."""
-    from robots.mujoco_model import dof_qpos_indices
+def motion_qpos(motion: RobotMotion, robot: RobotSpec | str, model: mujoco.MjModel | None = None) -> np.ndarray:
+    """(T, nq) MuJoCo configurations of ``motion`` on ``robot`` (free joint: position, unit quaternion wxyz).
+
+    ``model`` defaults to the robot's bundled MuJoCo model; pass one to reuse it (a scene with extra bodies)."""
+    from retarget.errors import ConfigError
+    from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
     from robots.registry import load_robot_spec
 
     robot = load_robot_spec(robot) if isinstance(robot, str) else robot
+    if motion.dof_pos.shape[1] != robot.num_dof:
+        raise ConfigError(f"motion has {motion.dof_pos.shape[1]} joints, robot {robot.name} has {robot.num_dof}")
+    model = build_mujoco_model(robot) if model is None else model
     qpos = np.tile(model.qpos0, (motion.num_frames, 1))
     qpos[:, 0:3] = motion.root_pos_w
     qpos[:, 3:7] = motion.root_quat_w / np.linalg.norm(motion.root_quat_w, axis=1, keepdims=True)

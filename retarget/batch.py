@@ -5,6 +5,7 @@ Output folder layout::
     clips/<clip>.pkl        one-clip ASAP library per clip (ASAP's directory mode: point it here)
     records/<clip>.json     per-clip record: source sha256, config digest, output sha256, metrics, error
     motion_library.pkl      all ok clips in one library (optional), streamed, never all in memory
+    <format>/<clip>.<ext>   with output_format ≠ asap: each ok clip in that consumer's dialect
     manifest.json / .csv    one row per source clip, in clip-name order, plus totals
     config.json             the resolved config
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from retarget.atomic_io import OutputFileError
 from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
+from retarget.batch_export import BATCH_FORMATS, ExportResult, export_clips, export_path
 from retarget.batch_library import (
     COMBINED_LIBRARY_NAME,
     MANIFEST_JSON,
@@ -49,6 +51,7 @@ from retarget.batch_record import (
 from retarget.batch_sources import discover_clips, retire_stale_outputs
 from retarget.config import RetargetConfig
 from retarget.errors import ConfigError
+from retarget.formats.asap import asap_clip_key
 from robots.registry import load_robot_spec
 
 __all__ = [
@@ -100,6 +103,9 @@ class BatchOptions:
     """Also write `motion_library.pkl` with every ok clip."""
     stages: tuple[ClipStage, ...] = ()
     """Extra per-clip stages (filters, evals) run after retargeting, in order; module-level functions."""
+    output_format: str = "asap"
+    """Consumer dialect of the per-clip files (:data:`retarget.batch_export.BATCH_FORMATS`); other than
+    'asap', each ok clip is also written to `<out>/<format>/` (:mod:`retarget.batch_export`)."""
     move_stale: bool = False
     """Outputs whose source is gone are moved into `stale/` instead of removed."""
 
@@ -110,6 +116,8 @@ class BatchOptions:
             raise ConfigError(f"workers must be at least 1, found {self.workers}")
         if self.timeout_s is not None and not self.timeout_s > 0:
             raise ConfigError(f"timeout_s must be positive or None, found {self.timeout_s}")
+        if self.output_format not in BATCH_FORMATS:
+            raise ConfigError(f"output_format must be one of {', '.join(BATCH_FORMATS)}; found {self.output_format!r}")
 
 
 @dataclass(frozen=True)
@@ -136,6 +144,8 @@ class BatchResult:
     skipped: int
     out_dir: Path
     library: Path | None
+    export: ExportResult | None = None
+    """The clips in the chosen consumer dialect (None: ASAP only)."""
     stale: tuple[str, ...] = ()
     """Clips whose source is gone: their outputs were removed (or moved into `stale/`)."""
     unwritten: tuple[str, ...] = ()
@@ -153,11 +163,13 @@ def find_clips(source_dir: Path) -> list[Path]:
 
 
 def clip_names(sources: Sequence[Path]) -> list[str]:
-    """Names from the paths relative to the sources' common folder: `a/b.npz` -> `a__b`."""
+    """Names from the paths relative to the sources' common folder: `a/b.npz` -> `a__b`; dots become
+    underscores (`kick_v1.5.npz` -> `kick_v1_5`), since ASAP's folder mode cuts a file name at its
+    first dot to find the clip (:func:`retarget.formats.asap.asap_clip_key`)."""
     if not sources:
         return []
     root = Path(os.path.commonpath([str(Path(s).absolute().parent) for s in sources]))
-    return ["__".join(Path(s).absolute().relative_to(root).with_suffix("").parts) for s in sources]
+    return [asap_clip_key("__".join(Path(s).absolute().relative_to(root).with_suffix("").parts)) for s in sources]
 
 
 def _commit(out_dir: Path, outcome: ClipOutcome) -> ClipRecord:
@@ -279,6 +291,7 @@ def run_batch(
         config_text = json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n"
         write_atomic(out_dir / CONFIG_JSON, config_text)
         unwritten: list[str] = []
+        processed: set[str] = set()
         for outcome in _executor(options, config).map_unordered(jobs()):
             try:
                 record = _commit(out_dir, outcome)
@@ -286,9 +299,12 @@ def run_batch(
                 unwritten.append(str(exc))
                 record = replace(outcome.record, status=STATUS_FAILED, error=f"{outcome.record.source}: {exc}")
             emit("done", index_of[outcome.record.clip], record)
+            processed.add(outcome.record.clip)
         in_order = [records[i] for i in range(len(sources))]
         ordered = sorted(in_order, key=lambda r: r.clip)
-        stale = retire_stale_outputs(out_dir, names, options.move_stale)
+        fmt = options.output_format
+        exported = [] if fmt == "asap" else [(fmt, export_path(out_dir, fmt, "x").suffix)]
+        stale = retire_stale_outputs(out_dir, names, options.move_stale, exported)
         previous_manifest = read_manifest(out_dir) or {}
         library = None
         if options.combined_library:
@@ -298,7 +314,12 @@ def run_batch(
                 unwritten.append(str(exc))
         header = {"config": config.to_dict(), "config_digest": identity.config_digest,
                   "code_version": identity.code_version, "stages": list(identity.stages), "library": library,
-                  "stale_removed": stale, "unwritten": unwritten}  # fmt: skip
+                  "format": options.output_format, "stale_removed": stale, "unwritten": unwritten}  # fmt: skip
+        export = None
+        try:
+            export = export_clips(out_dir, ordered, options.output_format, processed)
+        except OutputFileError as exc:
+            unwritten.append(str(exc))
         try:
             write_manifest(out_dir, ordered, header)
         except OutputFileError as exc:
@@ -312,6 +333,7 @@ def run_batch(
         skipped=counts["skipped"],
         out_dir=out_dir,
         library=None if library is None else out_dir / COMBINED_LIBRARY_NAME,
+        export=None if export is None or export.folder is None else export,
         stale=tuple(stale),
         unwritten=tuple(unwritten),
     )

@@ -51,14 +51,17 @@ def discover_clips(source_dir: Path) -> ClipDiscovery:
     return ClipDiscovery(clips, sorted(unreadable))
 
 
-def retire_stale_outputs(out_dir: Path, names: list[str], move: bool = False) -> list[str]:
+def retire_stale_outputs(out_dir: Path, names: list[str], move: bool = False,
+                         exported: list[tuple[str, str]] | None = None) -> list[str]:  # fmt: skip
     """Remove (or, with `move`, move into ``stale/``) `clips/<n>.pkl` and `records/<n>.json` of every clip
-    name not in `names`; returns those names, sorted."""
+    name not in `names`, and its file in each `exported` (folder, extension) of a consumer dialect;
+    returns those names, sorted."""
     keep = set(names)
-    stale = sorted({p.stem for folder in (CLIPS_DIR, RECORDS_DIR) for p in (out_dir / folder).glob("*.*")
-                    if p.suffix in (".pkl", ".json") and not p.name.startswith(".") and p.stem not in keep})  # fmt: skip
+    outputs = [(CLIPS_DIR, ".pkl"), (RECORDS_DIR, ".json"), *(exported or [])]
+    stale = sorted({p.name.removesuffix(suffix) for folder, suffix in outputs for p in (out_dir / folder).glob(f"*{suffix}")
+                    if not p.name.startswith(".") and p.name.removesuffix(suffix) not in keep})  # fmt: skip
     for name in stale:
-        for folder, suffix in ((CLIPS_DIR, ".pkl"), (RECORDS_DIR, ".json")):
+        for folder, suffix in outputs:
             path = out_dir / folder / f"{name}{suffix}"
             if not path.exists():
                 continue

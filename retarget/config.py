@@ -12,7 +12,6 @@ from retarget.errors import ConfigError
 from retarget.ik import IkConfig
 from retarget.sequence_ik import SequenceIkConfig
 
-
 SOLVERS = ("sequence", "per_frame")
 
 

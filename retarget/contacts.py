@@ -56,11 +56,11 @@ class FootContacts:
     @property
     def airborne(self) -> np.ndarray:
         """(T,) True when neither foot is in stance."""
-        return ~self.stance.any(axis=1)
+        return np.asarray(~self.stance.any(axis=1))
 
     @property
     def any_stance(self) -> np.ndarray:
-        return self.stance.any(axis=1)
+        return np.asarray(self.stance.any(axis=1))
 
 
 def _horizontal_speed(pos_w: np.ndarray, fps: float) -> np.ndarray:

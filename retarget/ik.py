@@ -39,7 +39,7 @@ class IkConfig:
     """QP solver passed to qpsolvers."""
 
 
-class SequenceIK:
+class FrameByFrameIK:
     """Solves IK frame after frame for one robot; reusable across clips."""
 
     _DT = 1.0  # mink's integration step; with dt = 1 a velocity is a configuration step.

@@ -12,13 +12,13 @@ import numpy as np
 from retarget.asap_pkl import RobotMotion
 from retarget.config import RetargetConfig
 from retarget.contacts import detect_foot_contacts
-from retarget.ik import SequenceIK
-from retarget.rotations import matrix_to_quat
-from retarget.sequence_ik import SequenceIK as WholeSequenceIK
-from retarget.sequence_problem import build_sequence_problem
+from retarget.ik import FrameByFrameIK
 from retarget.readers.amass import read_amass_npz
 from retarget.resample import resample_sequence
+from retarget.rotations import matrix_to_quat
 from retarget.scaling import compute_limb_scales, scale_joints
+from retarget.sequence_ik import WholeSequenceIK
+from retarget.sequence_problem import build_sequence_problem
 from retarget.skeleton import Skeleton, neutral_skeleton, smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
 from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
@@ -91,7 +91,7 @@ def _match_errors(model: mujoco.MjModel, robot: RobotSpec, qpos: np.ndarray, tar
 
 def _solve_per_frame(model, robot, config, point_targets, frame_targets):
     """mink IK frame after frame, then one clip-wide offset puts the lowest sole point on the floor."""
-    qpos, iterations = SequenceIK(model, robot, config.ik).solve(point_targets, frame_targets)
+    qpos, iterations = FrameByFrameIK(model, robot, config.ik).solve(point_targets, frame_targets)
     ground = float(_sole_heights(model, robot, qpos).min())
     qpos[:, 2] -= ground
     return qpos, iterations, np.full(len(qpos), -ground), point_targets - np.array([0.0, 0.0, ground])

@@ -118,3 +118,12 @@ def quat_angle_between(a_wxyz: np.ndarray, b_wxyz: np.ndarray) -> np.ndarray:
     """Geodesic angle [rad] between two rotations."""
     dot = np.abs(np.sum(quat_normalize(a_wxyz) * quat_normalize(b_wxyz), axis=-1))
     return 2.0 * np.arccos(np.clip(dot, -1.0, 1.0))
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) cross-product matrices of (..., 3) vectors: ``skew(v) @ f == v × f``."""
+    out = np.zeros(v.shape[:-1] + (3, 3))
+    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
+    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
+    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
+    return out

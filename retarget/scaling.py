@@ -100,4 +100,4 @@ def scale_joints(joints_w: np.ndarray, parents: np.ndarray, scales: LimbScales) 
     return out
 
 
-__all__ = ["LimbScales", "compute_limb_scales", "scale_joints", "robot_rest_points", "SMPL_JOINT_NAMES"]
+__all__ = ["SMPL_JOINT_NAMES", "LimbScales", "compute_limb_scales", "robot_rest_points", "scale_joints"]

@@ -23,9 +23,8 @@ import numpy as np
 from scipy.linalg import cho_solve_banded, cholesky_banded
 from threadpoolctl import threadpool_limits
 
-from retarget.sequence_kernel import normal_equations
+from retarget.sequence_kernel import FrameTargets, OneSided, ResidualLayout, TreeArrays, normal_equations
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
-
 
 _PIN_STIFFNESS = 1e8  # diagonal added to a pinned joint: its increment becomes (limit - dof)
 _WOODBURY_MAX_PINS = 24  # beyond this many pinned joints a new factorisation is cheaper than k extra solves
@@ -119,14 +118,14 @@ class SequenceTargets:
     feet are held on the floor by their contact targets)."""
 
 
-class SequenceIK:
+class WholeSequenceIK:
     """Solves whole clips for one robot and one set of tracked points, frames and sole points.
 
     `kin` tracks, in order, the positions of `layout.num_points` target points, `layout.num_soles`
     floor-checked sole points and the collision proxy points; and the orientations of the target frames.
     """
 
-    def __init__(self, kin: TreeKinematics, layout: "PointLayout", lower, upper,
+    def __init__(self, kin: TreeKinematics, layout: PointLayout, lower, upper,
                  config: SequenceIkConfig = SequenceIkConfig()):  # fmt: skip
         self.kin = kin
         self.layout = layout
@@ -145,6 +144,11 @@ class SequenceIK:
         self._iu, self._ju = iu, ju
         # Root position and joints are smoothed; root rotation follows the pelvis orientation target.
         self._smoothed = np.r_[0:3, 6:n]
+        self._tree = TreeArrays(kin.parent, kin.placement_rot, kin.placement_pos, kin.axis_j, kin.point_joint,
+                                kin.point_pos_j, kin.point_rot_j, self._anc, self._anc_n)  # fmt: skip
+        # Rows of the one-sided residuals switched on, per clip being solved (reset by _solve).
+        self._active: dict[str, np.ndarray] = {}
+        self._sticky_on = False
 
     def _normal_equations(self, state, targets: SequenceTargets):
         """Per-frame Gauss-Newton blocks H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe of all residuals, and the
@@ -159,18 +163,15 @@ class SequenceIK:
         for name, width in (("floor", lay.num_soles), ("proxy_floor", Q), ("collision", len(lay.pair_a))):
             if self._active.get(name) is None or self._active[name].shape != (num_frames, width):
                 self._active[name] = np.zeros((num_frames, width), dtype=np.bool_)
-        violation = normal_equations(
-            np.ascontiguousarray(root_pos), np.ascontiguousarray(root_rot), np.ascontiguousarray(dof),
-            kin.parent, kin.placement_rot, kin.placement_pos, kin.axis_j,
-            kin.point_joint, kin.point_pos_j, kin.point_rot_j, self._anc, self._anc_n,
-            self.num_points, lay.num_soles, Q, kin.num_frames,
-            targets.point_pos_w, targets.point_weight, lay.segment_a, lay.segment_b, targets.segment_vec_w,
-            targets.segment_weight, targets.frame_rot_w, targets.frame_weight,
-            targets.sole_floor_check, cfg.floor_margin_m, cfg.floor_weight, lay.proxy_radius_m,
-            lay.pair_a, lay.pair_b, lay.pair_clearance_m, cfg.self_collision_weight,
-            self._sticky_on, self._active["floor"], self._active["proxy_floor"], self._active["collision"],
-            H, g,
-        )  # fmt: skip
+        layout = ResidualLayout(self.num_points, lay.num_soles, Q, kin.num_frames, lay.segment_a, lay.segment_b,
+                                lay.proxy_radius_m, lay.pair_a, lay.pair_b, lay.pair_clearance_m)  # fmt: skip
+        frame_targets = FrameTargets(targets.point_pos_w, targets.point_weight, targets.segment_vec_w,
+                                     targets.segment_weight, targets.frame_rot_w, targets.frame_weight,
+                                     targets.sole_floor_check)  # fmt: skip
+        one_sided = OneSided(cfg.floor_margin_m, cfg.floor_weight, cfg.self_collision_weight, self._sticky_on,
+                             self._active["floor"], self._active["proxy_floor"], self._active["collision"])  # fmt: skip
+        violation = normal_equations(np.ascontiguousarray(root_pos), np.ascontiguousarray(root_rot),
+                                     np.ascontiguousarray(dof), self._tree, layout, frame_targets, one_sided, H, g)  # fmt: skip
         return H, g, violation
 
     def _pin_joints_to_limits(self, H, g, dof, step, factor, x_smooth, fps) -> np.ndarray:
@@ -251,7 +252,7 @@ class SequenceIK:
                extra_iterations: int):  # fmt: skip
         root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True) for a in init)
         dof = np.clip(dof, self.lower, self.upper)
-        self._active: dict[str, np.ndarray] = {}
+        self._active = {}
         self._sticky_on = False
         iterations = 0
         for iterations in range(1, max_iterations + extra_iterations + 1):
@@ -304,7 +305,7 @@ def _interpolate_state(state, keys: np.ndarray, num_frames: int):
     """Keyframe states to every frame: lerp positions and joints, slerp the root rotation."""
     root_pos, root_rot, dof = state
     t = np.arange(num_frames)
-    lerp = lambda a: np.stack([np.interp(t, keys, a[:, i]) for i in range(a.shape[1])], axis=1)  # noqa: E731
+    lerp = lambda a: np.stack([np.interp(t, keys, a[:, i]) for i in range(a.shape[1])], axis=1)
     idx = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, len(keys) - 2)
     alpha = ((t - keys[idx]) / (keys[idx + 1] - keys[idx]))[:, None]
     # Slerp on SO(3): R = R0 · exp(alpha · log(R0ᵀ R1)).

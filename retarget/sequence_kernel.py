@@ -14,6 +14,8 @@ segments as vectors (G), tracked frame orientations (F). Point layout: [P | S | 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -115,18 +117,103 @@ def _accumulate(H, g, cols, ncols, row, w2, res):
             H[ca, cb] += ra * row[cb]
 
 
+class TreeArrays(NamedTuple):
+    """The kinematic tree as the kernel reads it (see :class:`retarget.tree_kinematics.TreeKinematics`)."""
+
+    parent: np.ndarray
+    """(D,) parent joint of each joint, −1 for the root; parents come before children."""
+    placement_rot: np.ndarray
+    """(D, 3, 3) joint frame in its parent's frame at zero angle."""
+    placement_pos: np.ndarray
+    """(D, 3) [m] joint origin in its parent's frame."""
+    axis_j: np.ndarray
+    """(D, 3) joint axis in its own frame."""
+    point_joint: np.ndarray
+    """(N,) joint each tracked point rides on (−1: the root)."""
+    point_pos_j: np.ndarray
+    """(N, 3) [m] tracked point in its joint's frame."""
+    point_rot_j: np.ndarray
+    """(N, 3, 3) tracked frame orientation in its joint's frame."""
+    ancestors: np.ndarray
+    """(N, A) ancestor joints of each tracked point, padded."""
+    ancestor_count: np.ndarray
+    """(N,) number of valid entries in each row of ``ancestors``."""
+
+
+class ResidualLayout(NamedTuple):
+    """Which tracked points play which role: [P targets | S soles | Q spheres | F frames]."""
+
+    num_points: int
+    num_soles: int
+    num_spheres: int
+    num_frames: int
+    segment_a: np.ndarray
+    """(G,) start point of each limb segment."""
+    segment_b: np.ndarray
+    """(G,) end point of each limb segment."""
+    sphere_radius_m: np.ndarray
+    """(Q,) [m] collision sphere radii (kept above the floor)."""
+    pair_a: np.ndarray
+    """(K,) arm sphere of each collision pair (index among the spheres)."""
+    pair_b: np.ndarray
+    """(K,) body sphere of each collision pair."""
+    pair_clearance_m: np.ndarray
+    """(K,) [m] smallest allowed distance between the two centres."""
+
+
+class FrameTargets(NamedTuple):
+    """Per-frame targets and residual scales (:class:`retarget.sequence_ik.SequenceTargets`, as arrays)."""
+
+    point_pos_w: np.ndarray
+    point_weight: np.ndarray
+    segment_vec_w: np.ndarray
+    segment_weight: np.ndarray
+    frame_rot_w: np.ndarray
+    frame_weight: np.ndarray
+    sole_floor_check: np.ndarray
+
+
+class OneSided(NamedTuple):
+    """The one-sided (floor, collision) residuals: scales, and which rows are switched on."""
+
+    floor_margin_m: float
+    """Height swing soles keep above the floor [m]."""
+    floor_weight: float
+    collision_weight: float
+    sticky: bool
+    """Once true, a row switched on stays on (the solver's last iterations, so they cannot oscillate)."""
+    floor_on: np.ndarray
+    """(T, S) bool, updated in place."""
+    sphere_on: np.ndarray
+    """(T, Q) bool, updated in place."""
+    pair_on: np.ndarray
+    """(T, K) bool, updated in place."""
+
+
 @numba.njit(cache=_CACHE, fastmath=False)
-def normal_equations(
-    root_pos, root_rot, dof,
-    parent, plc_rot, plc_pos, axis_j,
-    pt_joint, pt_pos_j, pt_rot_j, anc, anc_n,
-    P, S, Q, F,
-    tgt_pos, tgt_w, seg_a, seg_b, seg_vec, seg_w, frm_rot, frm_w,
-    sole_check, floor_margin, floor_w, proxy_r, pair_a, pair_b, pair_clear, col_w,
-    sticky_on, sticky_floor, sticky_proxy, sticky_col,
-    H, g,
-):  # fmt: skip
-    """Fill H (T, n, n) and g (T, n); return the largest one-sided violation [m]."""
+def _switched_on(violated, sticky, on, t, i):
+    """Whether row (t, i) counts: violated now, or (sticky) ever since the rows became sticky."""
+    if sticky:
+        on[t, i] = on[t, i] or violated
+        return on[t, i]
+    return violated
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, H, g):
+    """Fill H (T, n, n) and g (T, n) for the state (root_pos (T, 3), root_rot (T, 3, 3), dof (T, D)) given a
+    :class:`TreeArrays`, :class:`ResidualLayout`, :class:`FrameTargets` and :class:`OneSided`; return the largest
+    one-sided violation [m]."""
+    parent, plc_rot, plc_pos, axis_j = tree.parent, tree.placement_rot, tree.placement_pos, tree.axis_j
+    pt_joint, pt_pos_j, pt_rot_j, anc, anc_n = (tree.point_joint, tree.point_pos_j, tree.point_rot_j, tree.ancestors,
+                                                tree.ancestor_count)  # fmt: skip
+    P, S, Q, F = layout.num_points, layout.num_soles, layout.num_spheres, layout.num_frames
+    seg_a, seg_b, proxy_r = layout.segment_a, layout.segment_b, layout.sphere_radius_m
+    pair_a, pair_b, pair_clear = layout.pair_a, layout.pair_b, layout.pair_clearance_m
+    tgt_pos, tgt_w, seg_vec, seg_w = targets.point_pos_w, targets.point_weight, targets.segment_vec_w, targets.segment_weight
+    frm_rot, frm_w, sole_check = targets.frame_rot_w, targets.frame_weight, targets.sole_floor_check
+    floor_margin, floor_w, col_w = one_sided.floor_margin_m, one_sided.floor_weight, one_sided.collision_weight
+    sticky = one_sided.sticky
     T, D = dof.shape
     n = 6 + D
     N = pt_joint.shape[0]
@@ -215,11 +302,7 @@ def normal_equations(
             k = P + s
             margin = floor_margin if sole_check[t, s] else 0.0
             z = pos[k, 2]
-            violated = z < margin
-            if sticky_on:
-                sticky_floor[t, s] = sticky_floor[t, s] or violated
-                violated = sticky_floor[t, s]
-            if violated:
+            if _switched_on(z < margin, sticky, one_sided.floor_on, t, s):
                 res = max(margin - z, 0.0)
                 violation = max(violation, res)
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
@@ -229,11 +312,7 @@ def normal_equations(
         for q in range(Q):
             k = P + S + q
             z = pos[k, 2]
-            violated = z < proxy_r[q]
-            if sticky_on:
-                sticky_proxy[t, q] = sticky_proxy[t, q] or violated
-                violated = sticky_proxy[t, q]
-            if violated:
+            if _switched_on(z < proxy_r[q], sticky, one_sided.sphere_on, t, q):
                 res = max(proxy_r[q] - z, 0.0)
                 violation = max(violation, res)
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
@@ -245,11 +324,7 @@ def normal_equations(
             ka, kb = P + S + pair_a[c], P + S + pair_b[c]
             dx, dy, dz = pos[ka, 0] - pos[kb, 0], pos[ka, 1] - pos[kb, 1], pos[ka, 2] - pos[kb, 2]
             dist = np.sqrt(dx * dx + dy * dy + dz * dz)
-            violated = dist < pair_clear[c]
-            if sticky_on:
-                sticky_col[t, c] = sticky_col[t, c] or violated
-                violated = sticky_col[t, c]
-            if not violated:
+            if not _switched_on(dist < pair_clear[c], sticky, one_sided.pair_on, t, c):
                 continue
             res = max(pair_clear[c] - dist, 0.0)
             violation = max(violation, res)

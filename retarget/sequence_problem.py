@@ -64,15 +64,15 @@ def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
 def collision_pairs(proxies) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs of proxy spheres kept apart: every arm sphere against every body sphere, and the
     left arm against the right arm."""
-    pairs = []
+    pairs: list[tuple[int, int]] = []
     for i, a in enumerate(proxies):
         for j, b in enumerate(proxies):
             if a.group != "arm" or j == i:
                 continue
             if b.group == "body" or (b.group == "arm" and a.body.startswith("left_") and b.body.startswith("right_")):
                 pairs.append((i, j))
-    pairs = np.array(pairs, dtype=int).reshape(-1, 2)
-    return pairs[:, 0], pairs[:, 1]
+    index = np.array(pairs, dtype=int).reshape(-1, 2)
+    return index[:, 0], index[:, 1]
 
 
 _KIN_CACHE: dict[str, tuple[TreeKinematics, PointLayout]] = {}

@@ -45,7 +45,7 @@ class Skeleton:
         return out
 
     @staticmethod
-    def from_rest_joints(rest_joints: np.ndarray, parents: np.ndarray) -> "Skeleton":
+    def from_rest_joints(rest_joints: np.ndarray, parents: np.ndarray) -> Skeleton:
         offsets = np.array(rest_joints, dtype=np.float64, copy=True)
         for j in range(1, NUM_SMPL_JOINTS):
             offsets[j] = rest_joints[j] - rest_joints[parents[j]]

@@ -48,5 +48,5 @@ class SmplSequence:
         """Time between the first and last frame [s]."""
         return (self.num_frames - 1) / self.fps
 
-    def with_frames(self, pose_rotvec: np.ndarray, trans_w: np.ndarray, fps: float) -> "SmplSequence":
+    def with_frames(self, pose_rotvec: np.ndarray, trans_w: np.ndarray, fps: float) -> SmplSequence:
         return replace(self, pose_rotvec=pose_rotvec, trans_w=trans_w, fps=fps)

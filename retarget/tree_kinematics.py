@@ -12,12 +12,13 @@ joint angles ``dof`` (T, D). Tangent (increment) layout, used by :meth:`jacobian
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
-from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
+from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix, skew
 from robots.pinocchio_model import build_pinocchio_model
 from robots.registry import RobotSpec
 
@@ -59,8 +60,8 @@ class TreeKinematics:
     def __init__(
         self,
         robot: RobotSpec,
-        points: list[tuple[str, tuple[float, float, float]]],
-        frames: list[str] = (),
+        points: Sequence[tuple[str, tuple[float, float, float]]],
+        frames: Sequence[str] = (),
     ):
         """`points`: (body name, offset in that body's frame [m]) whose positions are tracked;
         `frames`: body names whose orientations are tracked."""
@@ -164,7 +165,7 @@ class TreeKinematics:
         jac = np.empty((len(frames), 3, self.num_tangent))
         jac[:, :, 0:3] = np.eye(3)
         # d p / d theta_root = e_k × (p - root) for the world-frame rotation increment.
-        jac[:, :, 3:6] = -_skew(p - root_pos_w[frames])
+        jac[:, :, 3:6] = -skew(p - root_pos_w[frames])
         # Column of joint j: axis_j × (p - o_j), zero unless j moves the point.
         a = axis_w[frames]  # (N, D, 3)
         lever = p[:, None, :] - origin[frames]  # (N, D, 3)
@@ -173,11 +174,3 @@ class TreeKinematics:
         jac[:, 1, 6:] = (a[..., 2] * lever[..., 0] - a[..., 0] * lever[..., 2]) * mask
         jac[:, 2, 6:] = (a[..., 0] * lever[..., 1] - a[..., 1] * lever[..., 0]) * mask
         return jac
-
-
-def _skew(v: np.ndarray) -> np.ndarray:
-    out = np.zeros(v.shape + (3,))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out

@@ -8,7 +8,7 @@ the same name and frame.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import mujoco
 import numpy as np
@@ -35,7 +35,7 @@ def build_mujoco_spec(robot: RobotSpec, with_floor: bool = True) -> mujoco.MjSpe
     return spec
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compiled(robot_name: str, with_floor: bool) -> mujoco.MjModel:
     return build_mujoco_spec(load_robot_spec(robot_name), with_floor).compile()
 

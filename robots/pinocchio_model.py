@@ -6,7 +6,7 @@ pinocchio's free-flyer configuration is ``[x, y, z, qx, qy, qz, qw, joints...]``
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pinocchio as pin
@@ -14,7 +14,7 @@ import pinocchio as pin
 from robots.registry import RobotSpec, load_robot_spec
 
 
-@lru_cache(maxsize=None)
+@cache
 def _built(robot_name: str) -> pin.Model:
     robot = load_robot_spec(robot_name)
     model = pin.buildModelFromUrdf(str(robot.urdf_path), pin.JointModelFreeFlyer())

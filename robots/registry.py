@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from retarget.errors import MotionFileError, UnknownRobotError
 from robots import g1
+from robots.errors import MotionFileError, UnknownRobotError
 from robots.spec import UrdfFacts, read_urdf
 
 ROBOTS_DIR = Path(__file__).resolve().parent
@@ -94,7 +94,7 @@ def robot_for_dof_count(num_dof: int, path=None) -> RobotSpec:
     raise MotionFileError(path, f"{num_dof} joint angles per frame match no bundled robot; expected one of {counts}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_robot_spec(name: str = "g1_23dof") -> RobotSpec:
     """The spec of a bundled robot. Raises :class:`UnknownRobotError` listing the valid names."""
     if name not in _URDF_BY_NAME:

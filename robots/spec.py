@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from retarget.errors import MotionFileError
+from robots.errors import MotionFileError
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,14 @@ def _floats(text: str | None, default: str) -> np.ndarray:
     return np.array([float(v) for v in (text or default).split()])
 
 
+def _attr(element: ET.Element | None, name: str, path: Path, where: str) -> str:
+    """An attribute the URDF must have; a missing one is a :class:`MotionFileError` naming the file and place."""
+    value = None if element is None else element.get(name)
+    if value is None:
+        raise MotionFileError(path, f"{where} has no {name!r} attribute")
+    return value
+
+
 def read_urdf(path: str | Path) -> UrdfFacts:
     """Parse the joint tree, limits and collision spheres of a URDF file."""
     path = Path(path)
@@ -89,18 +97,20 @@ def read_urdf(path: str | Path) -> UrdfFacts:
     joints: list[JointSpec] = []
     link_parent: dict[str, str] = {}
     for joint in root.findall("joint"):
-        parent = joint.find("parent").get("link")
-        child = joint.find("child").get("link")
+        name = _attr(joint, "name", path, "a <joint>")
+        parent = _attr(joint.find("parent"), "link", path, f"joint {name!r}'s <parent>")
+        child = _attr(joint.find("child"), "link", path, f"joint {name!r}'s <child>")
         link_parent[child] = parent
         if joint.get("type") not in ("revolute", "continuous"):
             continue
-        axis = _floats(joint.find("axis").get("xyz") if joint.find("axis") is not None else None, "1 0 0")
+        axis_el = joint.find("axis")
+        axis = _floats(axis_el.get("xyz") if axis_el is not None else None, "1 0 0")
         limit = joint.find("limit")
         if limit is None:
-            raise MotionFileError(path, f"joint {joint.get('name')!r} has no <limit>")
+            raise MotionFileError(path, f"joint {name!r} has no <limit>")
         joints.append(
             JointSpec(
-                name=joint.get("name"),
+                name=name,
                 parent_link=parent,
                 child_link=child,
                 axis_b=tuple(axis / np.linalg.norm(axis)),
@@ -110,7 +120,7 @@ def read_urdf(path: str | Path) -> UrdfFacts:
                 effort_limit_nm=float(limit.get("effort", "inf")),
             )
         )
-    links = [link.get("name") for link in root.findall("link")]
+    links = [_attr(link, "name", path, "a <link>") for link in root.findall("link")]
     roots = [name for name in links if name not in link_parent]
     if len(roots) != 1:
         raise MotionFileError(path, f"expected one root link, found {roots}")
@@ -123,9 +133,9 @@ def read_urdf(path: str | Path) -> UrdfFacts:
                 continue
             origin = col.find("origin")
             centre = _floats(origin.get("xyz") if origin is not None else None, "0 0 0")
-            found.append((centre, float(sphere.get("radius"))))
+            found.append((centre, float(_attr(sphere, "radius", path, "a collision <sphere>"))))
         if found:
-            spheres[link.get("name")] = tuple(found)
+            spheres[_attr(link, "name", path, "a <link>")] = tuple(found)
     return UrdfFacts(
         urdf_path=path,
         root_link=roots[0],

@@ -8,10 +8,14 @@ import pickle
 import joblib
 import numpy as np
 import pytest
-
 from conftest import ASAP_KEY_PREFIX, ASAP_REF_DIR, smpl_clip
+
 from retarget.asap_pkl import (
-    asap_dict_to_motion, motion_to_asap_dict, read_motion_library, structural_problems, write_motion_library,
+    asap_dict_to_motion,
+    motion_to_asap_dict,
+    read_motion_library,
+    structural_problems,
+    write_motion_library,
 )  # fmt: skip
 from retarget.errors import MotionFileError
 from retarget.pipeline import retarget_file

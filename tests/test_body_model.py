@@ -18,15 +18,15 @@ import pytest
 
 pytest.importorskip("smplx")
 
-from conftest import smpl_clip  # noqa: E402
-import smplx  # noqa: E402
-import smplx.body_models  # noqa: E402
-import torch  # noqa: E402
+import smplx
+import smplx.body_models
+import torch
+from conftest import smpl_clip
 
-from retarget import body_model  # noqa: E402
-from retarget.body_model import skeleton_from_body_model  # noqa: E402
-from retarget.errors import AsapRetargetError, BodyModelError  # noqa: E402
-from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics  # noqa: E402
+from retarget import body_model
+from retarget.body_model import skeleton_from_body_model
+from retarget.errors import AsapRetargetError, BodyModelError
+from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics
 
 CLIP = smpl_clip("walk_level1_filter")
 VERTS_PER_JOINT = 6
@@ -135,7 +135,7 @@ def test_fk_on_shaped_skeleton_matches_smplx(tmp_path: Path, model_type: str, mo
         batch_size=len(pose),
     )  # fmt: skip
     num_body = 23 if model_type == "smpl" else 21
-    t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32)  # noqa: E731
+    t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32)
     with torch.no_grad():
         out = ref_model(
             global_orient=t(pose[:, 0]), body_pose=t(pose[:, 1 : 1 + num_body].reshape(len(pose), -1)),

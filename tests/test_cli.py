@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import smpl_clip
 
 from cli.main import main
-from conftest import smpl_clip
 from retarget.asap_pkl import read_motion_library
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,7 +33,7 @@ def test_retarget_one_clip(tmp_path):
     result = CliRunner().invoke(main, ["retarget", str(smpl_clip("walk_level1_filter")), "-o", str(out), "--fps", "50"])
     assert result.exit_code == 0, result.output
     assert "wrote" in result.output and "mean matched-point distance" in result.output
-    clip = read_motion_library(out)["video_walk_level1_filter_amass"]
+    clip = read_motion_library(out)["walk"]  # keyed by the file name, as ASAP's folder mode looks it up
     assert clip["fps"] == 50 and clip["dof"].shape == (252, 23)
 
 
@@ -91,7 +91,7 @@ def test_console_script_default_batch_on_motions_raw(tmp_path):
     exe = Path(sys.executable).parent / "asap-retarget"
     if not exe.exists():
         pytest.skip("console script not installed in this environment")
-    proc = subprocess.run([str(exe), "batch"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([str(exe), "batch"], cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "asap_retarget_out"
     assert str(out) in proc.stdout.replace("\n", "")
@@ -109,7 +109,9 @@ def test_retarget_writes_other_formats(tmp_path):
     result = CliRunner().invoke(main, ["retarget", clip, "-o", str(npz), "--format", "beyondmimic"])
     assert result.exit_code == 0, result.output
     (asap,), (bm,) = read_motions(pkl), read_motions(npz)
-    np.testing.assert_allclose(bm.motion.dof_pos, asap.motion.dof_pos, atol=1e-6)
+    assert bm.robot.name == "g1_29dof"  # BeyondMimic's G1; the 23-dof motion's wrists are zero
+    columns = [bm.robot.joint_names.index(n) for n in asap.robot.joint_names]
+    np.testing.assert_allclose(bm.motion.dof_pos[:, columns], asap.motion.dof_pos, atol=1e-6)
     np.testing.assert_allclose(bm.motion.root_pos_w, asap.motion.root_pos_w, atol=1e-6)
     bad = CliRunner().invoke(main, ["retarget", clip, "-o", str(tmp_path / "kick.txt")])
     assert bad.exit_code == 1 and "kick.txt" in bad.output and not (tmp_path / "kick.txt").exists()

@@ -38,7 +38,7 @@ def _first(traj, n):
 
 def test_labels_approach_the_analytic_delta(soft_rollout, g1):
     cut = _first(soft_rollout, 30)
-    _, labels = transition_labels([cut], LearnedDeltaConfig())
+    _, labels = transition_labels([cut], LearnedDeltaConfig(joints="ankles", previous_target=False))
     ids = joint_ids("ankles", g1.joint_names)
     analytic = np.array([soft_joint_delta_target(cut.pd_target[t], cut.dof_pos[t], 0.65)[ids] for t in range(29)])
     rel = np.sqrt(((labels - analytic) ** 2).mean()) / np.sqrt((analytic**2).mean())
@@ -48,7 +48,8 @@ def test_labels_approach_the_analytic_delta(soft_rollout, g1):
 def test_learned_delta_fits_its_labels_and_round_trips(soft_rollout, tmp_path):
     """(The open-loop gain needs more data than a test should spend: README figures, `delta eval`.)"""
     traj = _first(soft_rollout, 30)
-    model, stats = fit_learned_delta([traj], LearnedDeltaConfig(epochs=300))
+    model, stats = fit_learned_delta([traj], LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False,
+                                                                       epochs=300))
     assert stats["transitions"] == 29 and stats["fit_rms_rad"] < 0.5 * stats["label_rms_rad"]
     back = LearnedDelta.load(model.save(tmp_path / "delta.pt"))
     args = (traj.pd_target[5], traj.dof_pos[5], traj.dof_vel[5], traj.root_quat_w[5], traj.root_ang_vel_w[5])

@@ -13,9 +13,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from conftest import smpl_clip
-from make_corruptions import jitter, lift, offset, sink, skate, teleport, time_scale
 
 from retarget.filter import FilterConfig, filter_sequence
+from retarget.filter.corruptions import jitter, lift, offset, sink, skate, teleport, time_scale
 from retarget.readers.amass import read_amass_npz
 
 # Replay is reported but does not decide by default; skip it here to keep the tests short.

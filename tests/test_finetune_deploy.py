@@ -15,10 +15,10 @@ from conftest import asap_reference
 from onnx.reference import ReferenceEvaluator
 
 from cli.main import main
+from retarget.batch_record import file_sha256
 from robots.registry import load_robot_spec
 from trainers.delta.learned import DeltaMLP, LearnedDelta, LearnedDeltaConfig, joint_ids
 from trainers.export import export_actor
-from trainers.finetune.provenance import sha256_file
 from trainers.finetune.real_eval import evaluate_in_profile
 from trainers.policy_io import load_policy
 from trainers.real.model import build_real_model
@@ -48,7 +48,7 @@ def runs(tmp_path_factory):
     ids = joint_ids("ankles", load_robot_spec().joint_names)
     (tmp / "delta").mkdir()
     delta = LearnedDelta(DeltaMLP(52, ids.size, (128, 128)), ids, np.zeros(52), np.ones(52),
-                         LearnedDeltaConfig()).save(tmp / "delta" / "delta.pt")  # fmt: skip
+                         LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False)).save(tmp / "delta" / "delta.pt")  # fmt: skip
     out = cli.invoke(main, ["train", "finetune", "--policy", str(tmp / "pre"), "--delta", str(delta), "--motion",
                             str(lib), "-o", str(tmp / "ft"), "--iterations", "2", "--threads", "1"])  # fmt: skip
     assert out.exit_code == 0, out.output
@@ -60,8 +60,8 @@ def test_finetune_starts_from_the_pretrained_policy_and_records_the_delta(runs):
     tmp, _, delta = runs
     config = json.loads((tmp / "ft" / "config.json").read_text())
     rec = config["finetune"]
-    assert rec["sim"] == "delta" and rec["delta_sha256"] == sha256_file(delta)
-    assert rec["base_sha256"] == sha256_file(tmp / "pre" / "model_last.pt") and rec["target_iteration"] == 3
+    assert rec["sim"] == "delta" and rec["delta_sha256"] == file_sha256(delta)
+    assert rec["base_sha256"] == file_sha256(tmp / "pre" / "model_last.pt") and rec["target_iteration"] == 3
     assert config["env"] == json.loads((tmp / "pre" / "config.json").read_text())["env"]  # same rewards and obs
     assert load_policy(tmp / "ft").iteration == 3
     # Nothing in the fine-tuned run folder is (or contains) the delta model.

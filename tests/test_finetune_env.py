@@ -46,8 +46,9 @@ def _random_learned(seed: int = 0) -> LearnedDelta:
     ids = joint_ids("ankles", load_robot_spec().joint_names)
     num_in = 2 * D + 6
     rng = np.random.default_rng(seed)
+    cfg = LearnedDeltaConfig(joints="ankles", hidden=(16, 16), model="mlp", previous_target=False)
     return LearnedDelta(DeltaMLP(num_in, ids.size, (16, 16)).eval(), ids, rng.normal(0, 0.1, num_in),
-                        rng.uniform(0.5, 2.0, num_in), LearnedDeltaConfig(hidden=(16, 16)))  # fmt: skip
+                        rng.uniform(0.5, 2.0, num_in), cfg)  # fmt: skip
 
 
 def test_simulator_receives_action_plus_constant_delta_and_policy_sees_only_its_action(refs):

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from conftest import asap_reference
 
 from cli.main import main
-from trainers.finetune.provenance import sha256_file
+from retarget.batch_record import file_sha256
 
 CLIP = "kick_level2_filter"
 KEY = f"0-motions_raw_tairantestbed_smpl_video_{CLIP}_amass"
@@ -29,10 +29,10 @@ def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path
 
     prov = json.loads((run / "provenance.json").read_text())["stages"]
     assert list(prov) == list(ARTEFACTS)
-    sha = {s: sha256_file(run / a) for s, a in ARTEFACTS.items()}
+    sha = {s: file_sha256(run / a) for s, a in ARTEFACTS.items()}
     for stage, rel in ARTEFACTS.items():
         assert prov[stage]["artefact"] == {"path": str((run / rel).resolve()), "sha256": sha[stage]}
-    lib_sha = sha256_file(lib)
+    lib_sha = file_sha256(lib)
     # The chain: which policy was rolled out, which data fitted Δa, which simulator and policy got it, what was evaluated.
     assert prov["pretrain"]["inputs"]["motion"]["sha256"] == lib_sha and prov["pretrain"]["inputs"]["simulator"] == "nominal"
     assert prov["collect"]["inputs"]["policy"]["sha256"] == sha["pretrain"]
@@ -70,7 +70,7 @@ def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path
     assert out.exit_code == 0, out.output
     assert out.output.count("skipped") == 3 and "[4/5] finetune  done" in out.output
     prov = json.loads((run / "provenance.json").read_text())["stages"]
-    assert prov["finetune"]["policy_iteration"] == 3 and prov["evaluate"]["inputs"]["finetuned"]["sha256"] == sha256_file(
+    assert prov["finetune"]["policy_iteration"] == 3 and prov["evaluate"]["inputs"]["finetuned"]["sha256"] == file_sha256(
         run / "finetune" / "model_last.pt")
 
 

@@ -17,6 +17,8 @@ from retarget.asap_pkl import RobotMotion, read_motion_library
 from retarget.errors import ConfigError, MotionFileError
 from retarget.formats import FormatOptions, convert_dof, read_motions, resample_motion, write_motion
 from retarget.formats.kinematics import body_poses
+from retarget.formats.orders import ISAACLAB_G1_BODIES, ISAACLAB_G1_JOINTS
+from retarget.formats.registry import FormatNote
 from retarget.formats.velocity import angular_velocity_w, linear_velocity
 from retarget.rotations import quat_mul, rotvec_to_quat
 from retarget.safe_pickle import UnsafePickleError
@@ -37,30 +39,40 @@ def _assert_same(a: RobotMotion, b: RobotMotion, atol: float = 1e-6) -> None:
     assert np.all(1.0 - dot < 1e-12)
 
 
+def _narrow(loaded, robot) -> RobotMotion:
+    """A 29-dof motion read back, on the 23-dof robot (the wrists it was widened with dropped)."""
+    motion, lost = convert_dof(loaded.motion, loaded.robot, robot)
+    assert lost == 0.0  # the wrists a widened 23-dof motion gets are exactly zero
+    return motion
+
+
 def test_asap_to_beyondmimic_to_asap_is_exact(tmp_path, walk):
     assert walk.robot.name == "g1_23dof" and walk.motion.fps == 30
-    write_motion(tmp_path / "walk.npz", walk.motion, walk.robot)
+    with pytest.warns(FormatNote, match="23-dof motion written for beyondmimic"):
+        write_motion(tmp_path / "walk.npz", walk.motion, walk.robot)
     (mid,) = read_motions(tmp_path / "walk.npz")
-    write_motion(tmp_path / "back.pkl", mid.motion, mid.robot)
+    assert mid.robot.name == "g1_29dof" and mid.motion.name == walk.motion.name
+    write_motion(tmp_path / "back.pkl", _narrow(mid, walk.robot), walk.robot)
     (back,) = read_motions(tmp_path / "back.pkl")
     _assert_same(back.motion, walk.motion, atol=1e-6)
     np.testing.assert_allclose(back.motion.human_joints_w, walk.motion.human_joints_w, atol=1e-6)
-    assert back.motion.name == walk.motion.name
+    assert back.motion.name == "back"  # a one-clip ASAP file is keyed by its file name (folder mode)
 
 
 def test_beyondmimic_npz_schema_and_metadata(tmp_path, walk):
-    path = write_motion(tmp_path / "walk.npz", walk.motion, walk.robot, "beyondmimic")
+    with pytest.warns(FormatNote):
+        path = write_motion(tmp_path / "walk.npz", walk.motion, walk.robot, "beyondmimic")
     data = np.load(path, allow_pickle=False)
-    num, nb = walk.motion.num_frames, len(data["body_names"])
-    assert data["fps"].tolist() == [30] and data["joint_pos"].shape == (num, 23)
-    assert data["body_pos_w"].shape == (num, nb, 3) and data["body_quat_w"].shape == (num, nb, 4)
-    assert data["body_lin_vel_w"].shape == data["body_ang_vel_w"].shape == (num, nb, 3)
-    assert tuple(data["joint_names"]) == walk.robot.joint_names and data["body_names"][0] == "pelvis"
+    num = walk.motion.num_frames
+    assert data["fps"].tolist() == [30] and data["joint_pos"].shape == (num, 29)
+    assert data["body_pos_w"].shape == (num, 30, 3) and data["body_quat_w"].shape == (num, 30, 4)
+    assert data["body_lin_vel_w"].shape == data["body_ang_vel_w"].shape == (num, 30, 3)
+    assert tuple(data["joint_names"]) == ISAACLAB_G1_JOINTS and tuple(data["body_names"]) == ISAACLAB_G1_BODIES
     # Body 0 is the root: its pose is the motion's root pose, quaternion wxyz.
     np.testing.assert_allclose(data["body_pos_w"][:, 0], walk.motion.root_pos_w, atol=1e-12)
     np.testing.assert_allclose(np.abs(np.sum(data["body_quat_w"][:, 0] * walk.motion.root_quat_w, -1)), 1, atol=1e-9)
     meta = json.loads(str(data["metadata"]))
-    assert meta["quat_order"] == "wxyz" and meta["robot"] == "g1_23dof" and meta["length_unit"] == "m"
+    assert meta["quat_order"] == "wxyz" and meta["robot"] == "g1_29dof" and meta["format"] == "beyondmimic"
     # Velocities are the central differences of the stored positions.
     t = 40
     np.testing.assert_allclose(data["joint_vel"][t], (data["joint_pos"][t + 1] - data["joint_pos"][t - 1]) * 15, atol=1e-9)
@@ -81,31 +93,36 @@ def test_angular_velocity_is_exact_for_constant_rate_rotation():
 
 @pytest.mark.parametrize("order", ["xyzw", "wxyz"])
 def test_csv_round_trip_both_orders(tmp_path, walk, order):
-    path = write_motion(tmp_path / "walk.csv", walk.motion, walk.robot, "csv", FormatOptions(quat_order=order))
+    options = FormatOptions(quat_order=order, csv_header=True)
+    with pytest.warns(FormatNote):
+        path = write_motion(tmp_path / "walk.csv", walk.motion, walk.robot, "csv", options)
     first = next(line for line in path.read_text().splitlines() if not line.startswith("#"))
     quat = np.array([float(v) for v in first.split(",")[3:7]])
     expected = walk.motion.root_quat_w[0] if order == "wxyz" else walk.motion.root_quat_w[0, [1, 2, 3, 0]]
     np.testing.assert_allclose(quat, expected, atol=1e-15)
     (back,) = read_motions(path)  # the header states the order and rate
-    _assert_same(back.motion, walk.motion, atol=1e-12)
+    _assert_same(_narrow(back, walk.robot), walk.motion, atol=1e-12)
     # np.loadtxt (what BeyondMimic's csv_to_npz uses) reads the file despite the header.
-    assert np.loadtxt(path, delimiter=",").shape == (walk.motion.num_frames, 7 + 23)
+    assert np.loadtxt(path, delimiter=",").shape == (walk.motion.num_frames, 7 + 29)
 
 
 def test_bare_csv_needs_an_explicit_order_and_rate(tmp_path, walk):
-    path = write_motion(tmp_path / "bare.csv", walk.motion, walk.robot, "csv", FormatOptions(csv_header=False))
+    g29 = load_robot_spec("g1_29dof")
+    path = write_motion(tmp_path / "bare.csv", convert_dof(walk.motion, walk.robot, g29)[0], g29, "csv")
+    assert not path.read_text().startswith("#")  # Unitree's CSVs have no header, nor do ours by default
     with pytest.raises(MotionFileError, match="quaternion order is not stated"):
         read_motions(path)
     with pytest.raises(MotionFileError, match="frame rate is not stated"):
         read_motions(path, options=FormatOptions(quat_order="xyzw"))
     (back,) = read_motions(path, options=FormatOptions(quat_order="xyzw", csv_fps=30))
-    _assert_same(back.motion, walk.motion, atol=1e-12)
+    _assert_same(_narrow(back, walk.robot), walk.motion, atol=1e-12)
 
 
 def test_gmr_round_trip_and_local_body_positions(tmp_path, walk):
-    path = write_motion(tmp_path / "walk.pkl", walk.motion, walk.robot, "gmr")
+    with pytest.warns(FormatNote):
+        path = write_motion(tmp_path / "walk.pkl", walk.motion, walk.robot, "gmr")
     (back,) = read_motions(path)  # detected as GMR from its keys
-    _assert_same(back.motion, walk.motion, atol=1e-12)
+    _assert_same(_narrow(back, walk.robot), walk.motion, atol=1e-12)
     with open(path, "rb") as fh:
         raw = pickle.load(fh)  # our own file, read as GMR's loader does
     assert raw["metadata"]["quat_order"] == "xyzw" and raw["link_body_list"][0] == "pelvis"
@@ -165,12 +182,16 @@ def test_resample_slerps_root_and_lerps_joints(walk):
 
 
 def test_npz_without_joint_names_is_refused(tmp_path, walk):
-    path = write_motion(tmp_path / "walk.npz", walk.motion, walk.robot)
+    with pytest.warns(FormatNote):
+        path = write_motion(tmp_path / "walk.npz", walk.motion, walk.robot)
     data = dict(np.load(path, allow_pickle=False))
-    del data["joint_names"]
+    for key in ("joint_names", "body_names", "metadata"):  # what BeyondMimic's own files lack
+        del data[key]
     np.savez(tmp_path / "nameless.npz", **data)
-    with pytest.raises(MotionFileError, match="joint order"):
+    with pytest.raises(MotionFileError, match="--from beyondmimic or --from mjlab"):
         read_motions(tmp_path / "nameless.npz")
+    (named,), (settled,) = read_motions(path), read_motions(tmp_path / "nameless.npz", "beyondmimic")
+    _assert_same(settled.motion, named.motion, atol=0)
     (tmp_path / "trunc.npz").write_bytes(path.read_bytes()[:5000])
     with pytest.raises(MotionFileError, match="trunc.npz"):
         read_motions(tmp_path / "trunc.npz")
@@ -182,15 +203,18 @@ def test_convert_cli_between_formats(tmp_path):
     out = runner.invoke(main, ["convert", str(src), str(tmp_path / "w.npz")])
     assert out.exit_code == 0, out.output
     assert "50 Hz" in out.output and np.load(tmp_path / "w.npz")["fps"].tolist() == [50]
-    out = runner.invoke(main, ["convert", str(tmp_path / "w.npz"), str(tmp_path / "w.csv"), "--quat-order", "wxyz"])
+    assert "warning:" in out.output and "23-dof motion written for beyondmimic" in out.output
+    out = runner.invoke(main, ["convert", str(tmp_path / "w.npz"), "-o", str(tmp_path / "w.csv"), "--quat-order", "wxyz"])
     assert out.exit_code == 0 and "g1_29dof" in out.output and "wxyz" in out.output, out.output
-    (csv,) = read_motions(tmp_path / "w.csv")
+    (csv,) = read_motions(tmp_path / "w.csv", options=FormatOptions(quat_order="wxyz", csv_fps=30))
     assert csv.robot.name == "g1_29dof" and csv.motion.fps == 30
+    out = runner.invoke(main, ["convert", str(tmp_path / "w.npz"), "-o", str(tmp_path / "w.csv"), "--csv-header"])
+    assert out.exit_code == 0 and read_motions(tmp_path / "w.csv")[0].motion.fps == 30
     out = runner.invoke(main, ["convert", str(tmp_path / "w.csv"), str(tmp_path / "w.pkl"), "--to", "gmr", "--fps", "30"])
     assert out.exit_code == 0, out.output
     assert read_motions(tmp_path / "w.pkl")[0].robot.name == "g1_29dof"
     # A bare CSV without --quat-order: exit 1, message names the file, nothing written.
-    (tmp_path / "bare.csv").write_text("\n".join(l for l in (tmp_path / "w.csv").read_text().splitlines() if l[0] != "#"))
+    (tmp_path / "bare.csv").write_text("\n".join(line for line in (tmp_path / "w.csv").read_text().splitlines() if line[0] != "#"))
     out = runner.invoke(main, ["convert", str(tmp_path / "bare.csv"), str(tmp_path / "x.npz")])
     assert out.exit_code == 1 and "bare.csv" in out.output and "--quat-order" in out.output
     assert not (tmp_path / "x.npz").exists()

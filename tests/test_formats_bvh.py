@@ -9,9 +9,9 @@ from click.testing import CliRunner
 from conftest import FIXTURES, smpl_clip
 
 from cli.main import main
+from retarget.asap_pkl import motion_qpos
 from retarget.errors import ConfigError, MotionFileError
 from retarget.formats import read_motions
-from retarget.formats.kinematics import motion_qpos
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
 from retarget.readers.bvh import BvhConfig, read_bvh

@@ -5,10 +5,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-
 from conftest import asap_reference
+
 from retarget.asap_pkl import read_motion_library
-from retarget.ik import IkConfig, SequenceIK
+from retarget.ik import FrameByFrameIK, IkConfig
 from robots.mujoco_model import dof_qpos_indices
 
 
@@ -43,7 +43,7 @@ def _random_pose(model, robot, rng):
 
 def test_ik_of_fk_recovers_random_feasible_poses(g1, g1_mj_model):
     rng = np.random.default_rng(3)
-    ik = SequenceIK(g1_mj_model, g1, IkConfig(max_iters_first_frame=500, step_tolerance=1e-10))
+    ik = FrameByFrameIK(g1_mj_model, g1, IkConfig(max_iters_first_frame=500, step_tolerance=1e-10))
     dof = dof_qpos_indices(g1_mj_model, g1)
     for _ in range(8):
         q_true = _random_pose(g1_mj_model, g1, rng)
@@ -63,7 +63,7 @@ def test_ik_reproduces_a_real_official_retarget(g1, g1_mj_model):
     qpos[:, 3:7] = clip["root_rot"][:num][:, [3, 0, 1, 2]]
     qpos[:, 7:] = clip["dof"][:num]
     points, frames = _targets(g1_mj_model, g1, qpos)
-    q_ik, iterations = SequenceIK(g1_mj_model, g1, IkConfig(step_tolerance=1e-9)).solve(points, frames)
+    q_ik, iterations = FrameByFrameIK(g1_mj_model, g1, IkConfig(step_tolerance=1e-9)).solve(points, frames)
     dof = dof_qpos_indices(g1_mj_model, g1)
     err = np.abs(q_ik[:, dof] - qpos[:, dof])
     assert np.median(err) < 1e-4
@@ -79,7 +79,7 @@ def test_solution_respects_joint_limits_when_targets_are_out_of_reach(g1, g1_mj_
     # Pull the left ankle far up and inward: the knee and hip would have to exceed their limits.
     left_ankle = [p.name for p in g1.matched_points].index("left_ankle")
     points[0, left_ankle] += [0.0, -0.6, 0.6]
-    q_ik, _ = SequenceIK(g1_mj_model, g1).solve(points, frames)
+    q_ik, _ = FrameByFrameIK(g1_mj_model, g1).solve(points, frames)
     dof = q_ik[0, dof_qpos_indices(g1_mj_model, g1)]
     assert np.all(dof >= g1.lower_rad - 1e-6) and np.all(dof <= g1.upper_rad + 1e-6)
 
@@ -87,6 +87,7 @@ def test_solution_respects_joint_limits_when_targets_are_out_of_reach(g1, g1_mj_
 @pytest.mark.parametrize("name", ["g1_29dof"])
 def test_retarget_runs_on_the_29dof_robot(name):
     from conftest import smpl_clip
+
     from retarget.config import RetargetConfig
     from retarget.pipeline import retarget_file
 

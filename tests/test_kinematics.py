@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import all_clip_names, asap_reference, smpl_clip
+
 from retarget.asap_pkl import read_motion_library
 from retarget.readers.amass import read_amass_npz
 from retarget.resample import resample_sequence
 from retarget.rotations import (
-    quat_angle_between, quat_mul, quat_slerp, quat_to_matrix, quat_to_rotvec, quat_wxyz_to_xyzw,
-    quat_xyzw_to_wxyz, rotvec_to_matrix, rotvec_to_quat,
+    quat_angle_between,
+    quat_mul,
+    quat_slerp,
+    quat_to_matrix,
+    quat_to_rotvec,
+    quat_wxyz_to_xyzw,
+    quat_xyzw_to_wxyz,
+    rotvec_to_matrix,
+    rotvec_to_quat,
 )  # fmt: skip
 from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics
 
@@ -94,3 +101,12 @@ def test_non_integer_source_rate_resamples_to_exact_duration():
     assert out.fps == 30.0
     assert out.duration_s <= seq.duration_s + 1e-9
     assert seq.duration_s - out.duration_s < 1 / 30
+
+
+def test_skew_is_the_cross_product_matrix():
+    from retarget.rotations import skew
+
+    rng = np.random.default_rng(0)
+    v, f = rng.normal(size=(5, 4, 3)), rng.normal(size=(5, 4, 3))
+    np.testing.assert_allclose(np.einsum("...ij,...j->...i", skew(v), f), np.cross(v, f), atol=1e-12)
+    np.testing.assert_allclose(skew(v), -np.swapaxes(skew(v), -1, -2))

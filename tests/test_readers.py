@@ -6,8 +6,8 @@ import zipfile
 
 import numpy as np
 import pytest
-
 from conftest import smpl_clip
+
 from retarget.errors import MotionFileError
 from retarget.readers.amass import read_amass_npz
 

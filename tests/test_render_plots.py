@@ -74,7 +74,7 @@ def test_foot_track_on_the_official_retarget(walk):
     from robots.mujoco_model import build_mujoco_model
 
     model = build_mujoco_model("g1_23dof")
-    track = track_feet(model, "g1_23dof", motion_qpos(model, "g1_23dof", walk))
+    track = track_feet(model, "g1_23dof", motion_qpos(walk, "g1_23dof", model))
     assert track.sole_height_m.shape == (walk.num_frames, 2)
     # ASAP's walk: the feet reach the floor within a few cm and swing up to about 0.1 m.
     assert -0.05 < track.sole_height_m.min() < 0.01

@@ -158,7 +158,7 @@ def test_report_in_headless_chromium(batch_report, tmp_path):
         driver.find_element(By.XPATH, "//th[text()='clip']").click()
         names = [r.get_attribute("data-clip") for r in driver.find_elements(By.CSS_SELECTOR, "#clips tbody tr")]
         assert names == sorted(names)
-        header = driver.find_element(By.XPATH, "//th[text()='mean_match_error_mm']")
+        header = driver.find_element(By.XPATH, "//th[normalize-space(.)='mean_match_error_mm']")
         header.click()
         header.click()
         names = [r.get_attribute("data-clip") for r in driver.find_elements(By.CSS_SELECTOR, "#clips tbody tr")]
@@ -166,6 +166,12 @@ def test_report_in_headless_chromium(batch_report, tmp_path):
         # The plot links resolve on disk relative to the page.
         href = driver.find_element(By.LINK_TEXT, "joints").get_attribute("href")
         assert href.startswith("file://") and Path(href[len("file://") :]).is_file()
+        # Read at 1,280 px: every clip's file links are on screen without scrolling sideways.
+        driver.set_window_size(1280, 900)
+        right = driver.execute_script(
+            "return Math.max(...Array.from(document.querySelectorAll('td.files a')).map(a => a.getBoundingClientRect().right))")
+        width = driver.execute_script("return document.documentElement.clientWidth")
+        assert 0 < right <= width <= 1280, (right, width)
         shot = tmp_path / "report.png"
         assert driver.save_screenshot(str(shot))
     finally:
@@ -173,6 +179,14 @@ def test_report_in_headless_chromium(batch_report, tmp_path):
     with Image.open(shot) as im:
         pixels = np.asarray(im.convert("RGB"))
     assert im.size[0] >= 1000 and pixels.std() > 20  # a page, not a blank canvas
+
+
+def test_report_header_rounds_figures_and_leaves_out_empty_ones():
+    from retarget.viz.report_html import meta_line
+
+    line = meta_line({"seconds": 3.7319906560000504, "stages": [], "clips": 4, "robot": "g1_23dof", "note": None,
+                      "frames": 12345.678})  # fmt: skip
+    assert line == "seconds: 3.73 · clips: 4 · robot: g1_23dof · frames: 12346"
 
 
 def test_a_corrupt_clip_file_is_listed_not_fatal(tmp_path):

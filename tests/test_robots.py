@@ -6,8 +6,8 @@ import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
-
 from conftest import ASAP_REF_DIR
+
 from retarget.asap_pkl import read_motion_library
 from retarget.errors import UnknownRobotError
 from robots import ROBOT_NAMES, load_robot_spec
@@ -15,13 +15,7 @@ from robots.g1 import ARMATURE_5020, ARMATURE_5020_X2, ARMATURE_7520_14, ARMATUR
 from robots.mujoco_model import build_mujoco_model, build_mujoco_spec, dof_qpos_indices
 from robots.pinocchio_model import build_pinocchio_model, mujoco_qpos_to_pinocchio
 
-ASAP_23_ORDER = (
-    "left_hip_pitch_joint left_hip_roll_joint left_hip_yaw_joint left_knee_joint left_ankle_pitch_joint "
-    "left_ankle_roll_joint right_hip_pitch_joint right_hip_roll_joint right_hip_yaw_joint right_knee_joint "
-    "right_ankle_pitch_joint right_ankle_roll_joint waist_yaw_joint waist_roll_joint waist_pitch_joint "
-    "left_shoulder_pitch_joint left_shoulder_roll_joint left_shoulder_yaw_joint left_elbow_joint "
-    "right_shoulder_pitch_joint right_shoulder_roll_joint right_shoulder_yaw_joint right_elbow_joint"
-).split()
+ASAP_23_ORDER = ["left_hip_pitch_joint", "left_hip_roll_joint", "left_hip_yaw_joint", "left_knee_joint", "left_ankle_pitch_joint", "left_ankle_roll_joint", "right_hip_pitch_joint", "right_hip_roll_joint", "right_hip_yaw_joint", "right_knee_joint", "right_ankle_pitch_joint", "right_ankle_roll_joint", "waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint", "left_shoulder_pitch_joint", "left_shoulder_roll_joint", "left_shoulder_yaw_joint", "left_elbow_joint", "right_shoulder_pitch_joint", "right_shoulder_roll_joint", "right_shoulder_yaw_joint", "right_elbow_joint"]
 
 
 def test_spec_reads_joint_order_and_limits_from_urdf():

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pinocchio as pin
 import pytest
-
 from conftest import smpl_clip
+
 from retarget.contact_targets import foot_targets, stance_phases
 from retarget.contacts import ContactConfig, detect_foot_contacts
 from retarget.pipeline import retarget_file
 from retarget.readers.amass import read_amass_npz
 from retarget.rotations import matrix_to_quat, quat_to_matrix
-from retarget.sequence_ik import SequenceIK, SequenceIkConfig
+from retarget.sequence_ik import SequenceIkConfig, WholeSequenceIK
 from retarget.sequence_problem import _kinematics_for
 from retarget.skeleton import smpl_forward_kinematics
 from retarget.tree_kinematics import so3_exp, so3_log
@@ -30,7 +30,7 @@ def _random_states(robot, num, seed=0):
 
 
 def test_vectorised_kinematics_matches_pinocchio(g1):
-    kin, layout = _kinematics_for(g1)
+    kin, _ = _kinematics_for(g1)
     root_pos, root_rot, dof = _random_states(g1, 10)
     pos, ori = kin.forward(root_pos, root_rot, dof)
     model = build_pinocchio_model(g1)
@@ -61,7 +61,7 @@ def test_jacobians_match_finite_differences(g1):
 
 def test_banded_solve_equals_dense_solve(g1):
     kin, layout = _kinematics_for(g1)
-    solver = SequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
+    solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
     rng = np.random.default_rng(2)
     T, n = 7, kin.num_tangent
     blocks = rng.normal(size=(T, n, n))
@@ -165,7 +165,7 @@ def test_whole_sequence_is_smoother_than_per_frame_ik(walk):
     from retarget.config import RetargetConfig
 
     per_frame = retarget_file(smpl_clip("walk_level1_filter"), RetargetConfig(solver="per_frame"))
-    acc = lambda m: np.abs(np.diff(m.dof_pos, 2, axis=0)).mean() * m.fps**2  # noqa: E731
+    acc = lambda m: np.abs(np.diff(m.dof_pos, 2, axis=0)).mean() * m.fps**2
     assert acc(walk.motion) < acc(per_frame.motion)
 
 
@@ -214,7 +214,7 @@ def _reference_normal_equations(solver, state, targets):
 def test_compiled_normal_equations_match_the_numpy_reference(g1):
     """The compiled per-frame kernel equals a dense numpy assembly from the reference kinematics, on a real
     clip's targets at a perturbed (so floor and collision rows are active) configuration."""
-    import retarget.pipeline as pipeline
+    from retarget import pipeline
 
     captured = {}
     original = pipeline.build_sequence_problem
@@ -229,7 +229,7 @@ def test_compiled_normal_equations_match_the_numpy_reference(g1):
     finally:
         pipeline.build_sequence_problem = original
     problem = captured["problem"]
-    solver = SequenceIK(problem.kinematics, problem.layout, g1.lower_rad, g1.upper_rad)
+    solver = WholeSequenceIK(problem.kinematics, problem.layout, g1.lower_rad, g1.upper_rad)
     solver._active, solver._sticky_on = {}, False
     rng = np.random.default_rng(5)
     state = (
@@ -248,7 +248,7 @@ def test_compiled_normal_equations_match_the_numpy_reference(g1):
 def test_pinned_step_equals_the_equality_constrained_solution(g1):
     """Joints that would cross a limit are held at it; the rest is the exact constrained least-squares step."""
     kin, layout = _kinematics_for(g1)
-    solver = SequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
+    solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
     rng = np.random.default_rng(4)
     T, n = 6, kin.num_tangent
     blocks = rng.normal(size=(T, n, n))

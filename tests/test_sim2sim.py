@@ -32,7 +32,7 @@ def reference():
 def test_first_observation_and_action_match_the_training_env(exported, reference):
     from trainers.env import TrackingEnv
     from trainers.evaluate import eval_env_config
-    from trainers.sim2sim import Sim2SimRunner, load_onnx_policy, load_sidecar
+    from trainers.sim2sim import Sim2SimConfig, Sim2SimRunner, load_onnx_policy, load_sidecar
 
     loaded, onnx_path = exported
     env = TrackingEnv([reference], 1, eval_env_config(loaded.env_cfg))
@@ -41,7 +41,7 @@ def test_first_observation_and_action_match_the_training_env(exported, reference
     with torch.no_grad():
         env_actions = loaded.policy.act_inference(env_obs).numpy()
 
-    runner = Sim2SimRunner(load_sidecar(onnx_path), reference)
+    runner = Sim2SimRunner(load_sidecar(onnx_path), reference, Sim2SimConfig(profile="nominal"))
     obs = runner.observation()
     assert obs.shape == tuple(env_obs.shape) == (1, 5 * 76)
     np.testing.assert_allclose(obs, env_obs.numpy(), atol=1e-6)
@@ -65,7 +65,7 @@ def test_short_run_gives_finite_metrics_and_a_profile_changes_it(exported, refer
 
     _, onnx_path = exported
     info, policy = load_sidecar(onnx_path), load_onnx_policy(onnx_path)
-    nominal = Sim2SimRunner(info, reference).run(policy, max_steps=100)
+    nominal = Sim2SimRunner(info, reference, Sim2SimConfig(profile="nominal")).run(policy, max_steps=100)
     m = nominal.metrics
     assert nominal.steps >= 1 and m.num_frames == nominal.steps + 1
     assert all(np.isfinite([m.eg_mpjpe_mm, m.empjpe_mm, m.evel_mm_per_frame, m.eacc_mm_per_frame2]))

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from trainers import rewards
+from trainers.defaults import DEFAULT_NUM_THREADS
 from trainers.state import TrackingState
 
 ErrorFn = Callable[[TrackingState], np.ndarray]
@@ -61,7 +62,7 @@ class SimConfig:
     """Robot–robot contacts. Off: only robot–floor contacts (cheaper; ASAP's IsaacGym runs keep them)."""
     init_height_offset_m: float = 0.01
     """Raise the root this much at reset, so reference feet that touch the floor do not start inside it [m]."""
-    num_threads: int = 2
+    num_threads: int = DEFAULT_NUM_THREADS
     """Threads of the MuJoCo batch (0: all CPUs)."""
 
 
@@ -224,22 +225,69 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-def env_config_from_jsonable(data: dict[str, Any]) -> TrackingEnvConfig:
-    """Rebuild the parts of a saved config that evaluation needs (sim, obs, flags).
+def _known_reward_fns(extra: tuple[ErrorFn, ...]) -> dict[str, ErrorFn]:
+    """The functions a saved reward may name: those of :mod:`trainers.rewards` and ``extra``, by ``module.name``."""
+    fns = [v for v in vars(rewards).values() if callable(v) and getattr(v, "__module__", None) == rewards.__name__]
+    return {to_jsonable(fn): fn for fn in (*fns, *extra)}
 
-    Reward terms are not rebuilt from their names (functions are never looked up by string);
-    evaluation does not use them, and the defaults stand in.
+
+def reward_config_from_jsonable(data: dict[str, Any], source: str = "config", *,
+                                reward_fns: tuple[ErrorFn, ...] = ()) -> RewardConfig:  # fmt: skip
+    """Rebuild a saved :class:`RewardConfig`: each term's function is the known function of that name.
+
+    Names resolve only against :mod:`trainers.rewards` plus ``reward_fns`` (never an import by string); an unknown
+    name raises :class:`ConfigError` naming ``source``, so a run never continues with rewards it was not trained on.
     """
+    from retarget.errors import ConfigError
+
+    known = _known_reward_fns(reward_fns)
+
+    def fn(name: str) -> ErrorFn:
+        if name not in known:
+            raise ConfigError(f"{source}: reward function {name!r} is not in trainers.rewards; pass it in reward_fns")
+        return known[name]
+
+    try:
+        tracking = tuple(TrackingTerm(fn(t["fn"]), float(t["weight"]), float(t["sigma"])) for t in data["tracking"])
+        penalties = tuple(PenaltyTerm(fn(t["fn"]), float(t["weight"]), bool(t.get("curriculum", True)))
+                          for t in data["penalties"])  # fmt: skip
+        return RewardConfig(tracking, penalties, bool(data.get("scale_by_dt", True)))
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"{source}: the saved reward is not a tracking/penalties record ({exc!r})") from exc
+
+
+def env_config_from_jsonable(data: dict[str, Any], source: str = "config", *, rewards_required: bool = True,
+                             reward_fns: tuple[ErrorFn, ...] = ()) -> TrackingEnvConfig:  # fmt: skip
+    """Rebuild a saved :class:`TrackingEnvConfig`, its reward terms included.
+
+    ``rewards_required=False`` (evaluation, which reports tracking errors and never a reward) keeps the default
+    reward when the saved one names a function this process does not know; otherwise that raises
+    :class:`ConfigError` (fine-tuning must continue with the pre-trained rewards or not at all).
+    """
+    from retarget.errors import ConfigError
+
     sim = dict(data["sim"])
     sim["action_offset"] = ActionOffset(sim["action_offset"])
     dr = {k: tuple(v) if isinstance(v, list) else v for k, v in data["domain_rand"].items()}
+    if "reward" not in data:
+        if rewards_required:
+            raise ConfigError(f"{source}: holds no reward record; cannot continue with the pre-trained rewards")
+        reward = RewardConfig()
+    else:
+        try:
+            reward = reward_config_from_jsonable(data["reward"], source, reward_fns=reward_fns)
+        except ConfigError:
+            if rewards_required:
+                raise
+            reward = RewardConfig()
     return TrackingEnvConfig(
         sim=SimConfig(**sim),
         obs=ObsConfig(**data["obs"]),
+        reward=reward,
         curriculum=CurriculumConfig(**data["curriculum"]),
         domain_rand=DomainRandConfig(**dr),
         random_start=data["random_start"],
-        random_start_max_phase=data.get("random_start_max_phase", 0.9),
+        random_start_max_phase=data.get("random_start_max_phase", TrackingEnvConfig.random_start_max_phase),
         init_dof_noise_rad=data["init_dof_noise_rad"],
         foot_contact_height_m=data["foot_contact_height_m"],
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from retarget.asap_pkl import RobotMotion
 from trainers.config import TrackingEnvConfig
 from trainers.env import TrackingEnv
 from trainers.metrics import SUCCESS_DISTANCE_M, TrackingMetrics, tracking_metrics
@@ -76,3 +77,41 @@ def summarize_episodes(references: list[MotionReference], clip_ids: np.ndarray, 
         fraction = float(np.mean([min(len(e[0]) / frames, 1.0) for e in mine]))
         per_clip.append(ClipEvaluation(ref.name, tracking_metrics(mine), fraction))
     return tracking_metrics(episodes), per_clip
+
+
+def _root_pose_and_dofs(state, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # The pelvis is the free joint's body and sits at its origin: its xpos/xquat are the root pose.
+    return state.point_pos_w[i, 0].copy(), state.body_quat_w[i, 0].copy(), state.dof_pos[i].copy()
+
+
+def performed_motions(policy: Policy, references: list[MotionReference], cfg: TrackingEnvConfig,
+                      episodes_per_clip: int = 1, seed: int = 0, domain_rand: bool = False
+                      ) -> list[RobotMotion]:  # fmt: skip
+    """What the robot did: root pose and joint angles per policy step, from phase 0 to the clip's end.
+
+    The episodes are :func:`evaluate_policy`'s (same ``seed``: same randomized physics per episode) but
+    played on through a fall, so the motion covers the whole clip and can be scored against the human
+    clip like any retarget. The clip's last frame is left out: the environment resets on it.
+    """
+    cfg = eval_env_config(cfg, domain_rand)
+    clip_ids = np.repeat(np.arange(len(references)), episodes_per_clip)
+    env = TrackingEnv(references, len(clip_ids), cfg, seed=seed)
+    env.termination_distance_m = np.inf
+    n = env.num_envs
+    env.reset_envs(np.arange(n), start_phase=np.zeros(n), clip_ids=clip_ids)
+    frames = [[_root_pose_and_dofs(env.state, i)] for i in range(n)]
+    active = np.ones(n, dtype=bool)
+    obs, _ = env.get_observations()
+    while active.any():
+        with torch.no_grad():
+            obs, _, dones, _ = env.step(policy(obs))
+        active &= ~dones.numpy()
+        for i in np.flatnonzero(active).tolist():
+            frames[i].append(_root_pose_and_dofs(env.state, i))
+    motions = []
+    for episode, recorded in enumerate(frames):
+        root, quat, dofs = (np.stack(x) for x in zip(*recorded))
+        motions.append(RobotMotion(name=f"{references[clip_ids[episode]].name}_episode{episode}", fps=1.0 / env.policy_dt_s,
+                                   root_pos_w=root, root_quat_w=quat, dof_pos=dofs,
+                                   human_joints_w=np.zeros((len(root), 24, 3))))  # fmt: skip
+    return motions

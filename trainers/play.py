@@ -25,6 +25,7 @@ from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config
 from trainers.metrics import SUCCESS_DISTANCE_M, TrackingMetrics, tracking_metrics
 from trainers.real.model import build_real_model
+from trainers.real.profiles import DEFAULT_REAL_PROFILE
 from trainers.reference import MotionReference
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
@@ -56,7 +57,7 @@ def _root_and_dofs(s) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def play_policy(policy: Policy, reference: MotionReference, env_cfg: TrackingEnvConfig,
-                profile: str = "nominal", max_steps: int | None = None) -> PlayResult:  # fmt: skip
+                profile: str = DEFAULT_REAL_PROFILE, max_steps: int | None = None) -> PlayResult:  # fmt: skip
     """Roll ``policy`` out on ``reference`` from phase 0 to the clip's end (or ``max_steps`` policy steps)."""
     cfg = eval_env_config(env_cfg)
     model = build_real_model(profile, cfg.sim)

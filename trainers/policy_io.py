@@ -11,14 +11,13 @@ from pathlib import Path
 
 import torch
 
-from retarget.errors import AsapRetargetError
 from trainers.config import TrackingEnvConfig, env_config_from_jsonable
+from trainers.policy_errors import PolicyFileError
 from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.config import PPOConfig
+from trainers.rsl_rl_adapter import rsl_rl_policy
 
-
-class PolicyFileError(AsapRetargetError):
-    """A run folder or checkpoint that cannot be used."""
+__all__ = ["LoadedPolicy", "PolicyFileError", "find_checkpoint", "load_policy", "snapshot_run"]
 
 
 @dataclass(frozen=True)
@@ -74,17 +73,14 @@ def load_policy(run: str | Path) -> LoadedPolicy:
         raise PolicyFileError(f"{ckpt}: the checkpoint and its config.json must both hold dicts, found "
                               f"{type(payload).__name__} and {type(config).__name__}; is this a run of this package?")
     try:
+        env_cfg = env_config_from_jsonable(config["env"], str(config_path), rewards_required=False)
         if "actor_state_dict" in payload:  # trained with --ppo rsl-rl
-            from trainers.rsl_rl_adapter import rsl_rl_policy
-
-            return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_config_from_jsonable(config["env"]), ckpt,
-                                int(payload.get("iter", 0)) + 1)  # fmt: skip
+            return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_cfg, ckpt, int(payload.get("iter", 0)) + 1)
         ppo = config["ppo"]
         cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
         policy = ActorCritic(payload["num_obs"], payload["num_privileged_obs"], payload["num_actions"],
                              cfg.actor_hidden, cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
         policy.load_state_dict(payload["model"])
-        env_cfg = env_config_from_jsonable(config["env"])
         iteration = int(payload["iteration"])
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
         raise PolicyFileError(f"{ckpt}: not a checkpoint and config.json of this package ({type(exc).__name__}: "

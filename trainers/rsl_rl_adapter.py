@@ -19,6 +19,7 @@ from torch import nn
 
 from retarget.errors import AsapRetargetError
 from trainers.env import TrackingEnv
+from trainers.policy_errors import PolicyFileError
 from trainers.ppo.config import PPOConfig
 from trainers.vecenv import VecEnv
 
@@ -231,8 +232,6 @@ class RslRlPolicy(nn.Module):
 
 def rsl_rl_policy(payload: dict, source: str | Path = "checkpoint") -> RslRlPolicy:
     """The policy of a loaded rsl_rl checkpoint dict (``torch.load(..., weights_only=True)``), in eval mode."""
-    from trainers.policy_io import PolicyFileError
-
     state = payload.get("actor_state_dict") if isinstance(payload, dict) else None
     if not isinstance(state, dict) or "mlp.0.weight" not in state:
         raise PolicyFileError(f"{source}: not an rsl_rl checkpoint with an MLPModel actor_state_dict")
@@ -241,8 +240,6 @@ def rsl_rl_policy(payload: dict, source: str | Path = "checkpoint") -> RslRlPoli
 
 def load_rsl_rl_actor(checkpoint: str | Path) -> RslRlActor:
     """The deterministic actor of an rsl_rl ``model_<it>.pt`` (weights-only unpickling), in eval mode."""
-    from trainers.policy_io import PolicyFileError
-
     try:
         payload = torch.load(Path(checkpoint), weights_only=True, map_location="cpu")
     except (OSError, RuntimeError, ValueError, EOFError, pickle.UnpicklingError) as exc:

@@ -26,7 +26,7 @@ from robots.registry import load_robot_spec
 from trainers.config import SimConfig
 from trainers.metrics import SUCCESS_DISTANCE_M, TrackingMetrics, tracking_metrics
 from trainers.real.model import apply_profile, build_pd_spec
-from trainers.real.profiles import get_profile
+from trainers.real.profiles import DEFAULT_REAL_PROFILE, get_profile
 from trainers.reference import MotionReference, body_layout, point_site_and_body_ids
 
 
@@ -40,8 +40,8 @@ class Sim2SimConfig:
 
     pd_hz: float = 1000.0
     """PD loop and physics rate [Hz]; a multiple of the policy rate."""
-    profile: str = "nominal"
-    """The robot: the nominal simulator or a "real" profile name."""
+    profile: str = DEFAULT_REAL_PROFILE
+    """The robot: a "real" profile name, or "nominal" (the training simulator)."""
     stop_on_failure: bool = True
     """End the run at the first frame whose mean point distance exceeds 0.5 m (the success rule)."""
 

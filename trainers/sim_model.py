@@ -20,7 +20,6 @@ from robots.mujoco_model import build_mujoco_spec, dof_qpos_indices, dof_qvel_in
 from robots.registry import RobotSpec, load_robot_spec
 from trainers.config import DEFAULT_JOINT_POS_RAD, SimConfig
 
-
 GANTRY_HEIGHT_M = 1.2
 """Height of the pelvis when hung from a gantry (fixed base) [m]; the feet hang clear."""
 

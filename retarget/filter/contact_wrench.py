@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
+from retarget.rotations import skew
+
 MOMENT_ARM_M = 0.2
 """Moments are weighted in the fit as forces acting at this lever arm [m] (about the foot's
 half length), so N and N·m residuals count alike at the scale of the support polygon."""
@@ -32,13 +34,6 @@ def pyramid_edges(mu: float) -> np.ndarray:
     return np.array([[mu, 0.0, 1.0], [-mu, 0.0, 1.0], [0.0, mu, 1.0], [0.0, -mu, 1.0]])
 
 
-def _skew(v: np.ndarray) -> np.ndarray:
-    """(..., 3, 3) cross-product matrices: skew(v) @ f == v × f."""
-    out = np.zeros(v.shape[:-1] + (3, 3))
-    out[..., 0, 1], out[..., 0, 2] = -v[..., 2], v[..., 1]
-    out[..., 1, 0], out[..., 1, 2] = v[..., 2], -v[..., 0]
-    out[..., 2, 0], out[..., 2, 1] = -v[..., 1], v[..., 0]
-    return out
 
 
 @dataclass(frozen=True)
@@ -58,7 +53,7 @@ def solve_contact_forces(
     if len(points_w) == 0:
         return ContactSolution(np.zeros((0, 3)), force_n.copy(), moment_nm.copy())
     edges = pyramid_edges(mu)  # (4, 3)
-    lever = _skew(points_w - com_w)  # (K, 3, 3)
+    lever = skew(points_w - com_w)  # (K, 3, 3)
     # Columns: for each point k and edge e, the wrench of a unit push along that edge.
     force_cols = np.tile(edges.T, (1, len(points_w)))  # (3, 4K)
     moment_cols = np.einsum("kij,ej->ike", lever, edges).reshape(3, -1)  # (3, 4K)

@@ -16,7 +16,7 @@ from retarget.filter.frames import runs
 KEEP, TRIM, REJECT = "keep", "trim", "reject"
 
 
-def _num(value: float) -> float | None:
+def _num(value: float | np.floating) -> float | None:
     """JSON-safe number (NaN and inf become None)."""
     value = float(value)
     return round(value, 6) if math.isfinite(value) else None

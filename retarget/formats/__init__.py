@@ -1,9 +1,11 @@
 """Read and write the robot motion formats the humanoid community exchanges.
 
-One module per format (:mod:`.asap`, :mod:`.beyondmimic_npz`, :mod:`.unitree_csv`,
-:mod:`.gmr_pkl`), each with ``read(path, options) -> list[LoadedMotion]`` and
-``write(path, motion, robot, options) -> Path`` around :class:`retarget.asap_pkl.RobotMotion`
-(wxyz, SI, world z-up). Human inputs (BVH, joint positions) live in :mod:`retarget.readers`.
+One writer per consumer dialect, named for the consumer (:data:`ROBOT_FORMATS`: asap, beyondmimic,
+mjlab, holosoma, gmr, csv), in :mod:`.asap`, :mod:`.tracking_npz` (the three tracking `.npz`
+dialects), :mod:`.gmr_pkl` and :mod:`.unitree_csv`, each with ``read(path, options)`` and
+``write(path, motion, robot, options)`` around :class:`retarget.asap_pkl.RobotMotion` (wxyz, SI,
+world z-up). The orders consumers read by position are data in :mod:`.orders`. Human inputs (BVH,
+joint positions) live in :mod:`retarget.readers`.
 """
 
 from retarget.formats.base import FormatOptions, LoadedMotion

@@ -36,8 +36,9 @@ class FormatOptions:
     Reading: required unless the file's header states it. Writing: default 'xyzw'."""
     csv_fps: float | None = None
     """CSV only: frame rate [Hz] of a file whose header does not state it (Unitree's CSVs are 30 Hz)."""
-    csv_header: bool = True
-    """CSV only: write '#' comment lines stating the conventions (``np.loadtxt`` skips them)."""
+    csv_header: bool = False
+    """CSV only: write a '#' line stating the conventions. Off by default: Unitree's CSVs have no header
+    and BeyondMimic's ``csv_to_npz --frame_range`` would be shifted by it (``np.loadtxt`` skips it)."""
     ground: bool = False
     """Reading: shift each clip vertically so its typical contact height (median over frames of the
     lowest sole point) is the floor, z = 0. Off by default: a reader returns what the file holds."""
@@ -51,3 +52,7 @@ class FormatOptions:
             raise ConfigError(f"quaternion order must be one of {', '.join(QUAT_ORDERS)}, got {self.quat_order!r}")
         if self.csv_fps is not None and not self.csv_fps > 0:
             raise ConfigError(f"CSV frame rate must be positive, got {self.csv_fps}")
+
+
+DEFAULT_OPTIONS = FormatOptions()
+"""The options a reader or writer uses when given none (frozen, so one shared instance is safe)."""

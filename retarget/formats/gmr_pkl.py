@@ -9,25 +9,29 @@ Keys (T frames, D joints, B bodies)::
     local_body_pos  (T, B, 3)    body origins relative to the pelvis, in the pelvis frame [m] (or None)
     link_body_list  list[str]    names of those bodies (or None)
 
-GMR itself writes ``local_body_pos`` and ``link_body_list`` as None; GMT fills them. Files are
-read only through :func:`retarget.safe_pickle.safe_load` (a pickle can run code when loaded).
-The writer adds one key, ``metadata`` (a dict of strings), stating the conventions; GMR's and
-GMT's loaders read their keys by name and ignore it. Arrays are written as float64 so that a
-round trip is exact.
+GMR itself writes ``local_body_pos`` and ``link_body_list`` as None; GMT fills them with GMR's
+38 G1 bodies (:data:`retarget.formats.orders.GMR_G1_BODIES`, three of them markers the URDF
+lacks), and so does this writer. GMR is a 29-dof consumer; GMT's own files hold ASAP's 23 joints
+with the same 38 bodies, which the writer produces when asked for ``g1_23dof``. Files are read
+only through :func:`retarget.safe_pickle.safe_load` (a pickle can run code when loaded), and
+written so that numpy 1.x loads them too (:mod:`retarget.formats.numpy1_pickle`). The writer adds
+one key, ``metadata`` (a dict of strings), stating the conventions; GMR's and GMT's loaders read
+their keys by name and ignore it. Arrays are written as float64 so that a round trip is exact.
 """
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 
 import numpy as np
 
 from retarget.asap_pkl import RobotMotion, atomic_write
 from retarget.errors import MotionFileError
-from retarget.formats.base import CONVENTIONS, FormatOptions, LoadedMotion
-from retarget.formats.kinematics import body_poses
+from retarget.formats.base import CONVENTIONS, DEFAULT_OPTIONS, FormatOptions, LoadedMotion
+from retarget.formats.kinematics import body_poses, select_bodies
 from retarget.formats.motion_ops import check_frames, empty_human_joints, robot_for_dof
+from retarget.formats.numpy1_pickle import dumps_numpy1_compatible
+from retarget.formats.orders import GMR_MARKERS, gmr_body_list
 from retarget.rotations import quat_to_matrix, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz
 from retarget.safe_pickle import safe_load
 from robots.registry import RobotSpec
@@ -36,14 +40,14 @@ REQUIRED_KEYS: tuple[str, ...] = ("fps", "root_pos", "root_rot", "dof_pos")
 
 
 def local_body_positions(motion: RobotMotion, robot: RobotSpec) -> tuple[list[str], np.ndarray]:
-    """Body names and (T, B, 3) body origins in the pelvis frame, relative to the pelvis [m]."""
-    poses = body_poses(motion, robot)
+    """GMR's body names and (T, 38, 3) body origins in the pelvis frame, relative to the pelvis [m]."""
+    poses = select_bodies(body_poses(motion, robot), gmr_body_list(), GMR_MARKERS)
     rot_w = quat_to_matrix(motion.root_quat_w)  # (T, 3, 3), pelvis → world
     rel_w = poses.pos_w - motion.root_pos_w[:, None, :]
     return list(poses.names), np.einsum("tji,tbj->tbi", rot_w, rel_w)
 
 
-def write(path: str | Path, motion: RobotMotion, robot: RobotSpec, options: FormatOptions = FormatOptions()) -> Path:
+def write(path: str | Path, motion: RobotMotion, robot: RobotSpec, options: FormatOptions = DEFAULT_OPTIONS) -> Path:
     names, local = local_body_positions(motion, robot)
     data = {
         "fps": float(motion.fps),
@@ -59,15 +63,12 @@ def write(path: str | Path, motion: RobotMotion, robot: RobotSpec, options: Form
         },
     }
 
-    def _save(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            pickle.dump(data, fh, protocol=4)
-
-    atomic_write(Path(path), _save)
+    payload = dumps_numpy1_compatible(data)
+    atomic_write(Path(path), lambda tmp: Path(tmp).write_bytes(payload))
     return Path(path)
 
 
-def read(path: str | Path, options: FormatOptions = FormatOptions()) -> list[LoadedMotion]:
+def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[LoadedMotion]:
     path = Path(path)
     data = safe_load(path)
     if not isinstance(data, dict):
@@ -94,7 +95,8 @@ def read(path: str | Path, options: FormatOptions = FormatOptions()) -> list[Loa
         )
     robot = robot_for_dof(dof.shape[1], path)
     check_frames(path, root_pos_w=root_pos, root_quat_w=quat, dof_pos=dof)
-    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    found = data.get("metadata")
+    meta: dict = found if isinstance(found, dict) else {}
     motion = RobotMotion(
         name=str(meta.get("clip") or path.stem), fps=fps, root_pos_w=root_pos,
         root_quat_w=quat / np.linalg.norm(quat, axis=1, keepdims=True), dof_pos=dof,

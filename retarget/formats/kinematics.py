@@ -7,13 +7,13 @@ URDF (every URDF link, fixed ones included), in MuJoCo's depth-first tree order,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import mujoco
 import numpy as np
 
-from retarget.asap_pkl import RobotMotion
-from retarget.asap_pkl import motion_qpos as asap_motion_qpos
+from retarget.asap_pkl import RobotMotion, motion_qpos
 from retarget.rotations import quat_to_matrix
 from robots.mujoco_model import build_mujoco_model
 from robots.registry import RobotSpec
@@ -31,13 +31,6 @@ class BodyPoses:
     """(T, B, 4) body orientations in the world, wxyz."""
 
 
-def motion_qpos(motion: RobotMotion, robot: RobotSpec) -> np.ndarray:
-    """(T, nq) MuJoCo configurations of the motion on `robot`."""
-    if motion.dof_pos.shape[1] != robot.num_dof:
-        raise ValueError(f"motion has {motion.dof_pos.shape[1]} joints, robot {robot.name} has {robot.num_dof}")
-    return asap_motion_qpos(build_mujoco_model(robot), robot, motion)
-
-
 def body_poses(motion: RobotMotion, robot: RobotSpec) -> BodyPoses:
     """Forward kinematics of every body in every frame."""
     model = build_mujoco_model(robot)
@@ -52,6 +45,35 @@ def body_poses(motion: RobotMotion, robot: RobotSpec) -> BodyPoses:
         quat[t] = data.xquat[1:]
     names = tuple(model.body(i).name for i in range(1, model.nbody))
     return BodyPoses(names=names, pos_w=pos, quat_w=quat)
+
+
+def select_bodies(
+    poses: BodyPoses,
+    names: tuple[str, ...],
+    markers: Mapping[str, tuple[str | None, tuple[float, float, float]]] | None = None,
+) -> BodyPoses:
+    """The poses of `names`, in that order, looked up by name. A name the robot lacks is taken from
+    `markers` (name → parent link, offset in its frame [m]; orientation of the parent; parent None: a
+    point fixed in the world, identity orientation)."""
+    markers = markers or {}
+    index = {n: i for i, n in enumerate(poses.names)}
+    pos, quat = [], []
+    for name in names:
+        if name in index:
+            pos.append(poses.pos_w[:, index[name]])
+            quat.append(poses.quat_w[:, index[name]])
+            continue
+        if name not in markers:
+            raise KeyError(f"robot has no body {name!r}")
+        parent, offset_b = markers[name]
+        if parent is None:
+            pos.append(np.tile(np.asarray(offset_b, dtype=np.float64), (len(poses.pos_w), 1)))
+            quat.append(np.tile([1.0, 0.0, 0.0, 0.0], (len(poses.pos_w), 1)))
+            continue
+        q = poses.quat_w[:, index[parent]]
+        pos.append(poses.pos_w[:, index[parent]] + quat_to_matrix(q) @ np.asarray(offset_b))
+        quat.append(q)
+    return BodyPoses(names=tuple(names), pos_w=np.stack(pos, axis=1), quat_w=np.stack(quat, axis=1))
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ Each row is ``root_x, root_y, root_z, quaternion (4), joint angles (D)``: positi
 (world, z-up), angles in radians in the robot's URDF joint order, D = 29 for Unitree's G1
 (23 accepted for ASAP's G1). Two quaternion orders circulate: **xyzw** in Unitree's LAFAN1
 retargets, **wxyz** in ProtoMotions' exports. Nothing in a bare row tells them apart, so the
-order is an explicit option; files this package writes state it (and the rate, the robot and
-the joint names) in leading ``#`` lines, which ``np.loadtxt``/``np.genfromtxt`` skip. Unitree's
-files are 30 Hz; a file without a header needs its rate given.
+order is an explicit option. Unitree's files have no header line, and readers depend on that
+(BeyondMimic's ``csv_to_npz --frame_range`` counts rows with ``skiprows``; pandas with
+``header=None`` fails on a ``#`` line), so the writer writes bare rows unless asked for a header:
+one leading ``#`` line stating the order, rate, robot and joint names, which ``np.loadtxt`` skips
+and this reader uses. Unitree's files are 30 Hz; a file without a header needs its rate given.
 
 A safety net, not a detector: when the chosen order puts the pelvis upside down in most frames
 while the other order keeps it upright, the read fails instead of returning the flipped motion.
@@ -24,7 +26,7 @@ import numpy as np
 
 from retarget.asap_pkl import RobotMotion, atomic_write
 from retarget.errors import MotionFileError
-from retarget.formats.base import CONVENTIONS, FormatOptions, LoadedMotion
+from retarget.formats.base import CONVENTIONS, DEFAULT_OPTIONS, FormatOptions, LoadedMotion
 from retarget.formats.motion_ops import check_frames, empty_human_joints, robot_for_dof
 from retarget.rotations import quat_normalize, quat_to_matrix, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz
 from robots.registry import RobotSpec, load_robot_spec
@@ -42,7 +44,7 @@ def _header_lines(motion: RobotMotion, robot: RobotSpec, quat_order: str, source
     return [HEADER_PREFIX + json.dumps(meta)]
 
 
-def write(path: str | Path, motion: RobotMotion, robot: RobotSpec, options: FormatOptions = FormatOptions()) -> Path:
+def write(path: str | Path, motion: RobotMotion, robot: RobotSpec, options: FormatOptions = DEFAULT_OPTIONS) -> Path:
     order = options.quat_order or "xyzw"
     quat = motion.root_quat_w if order == "wxyz" else quat_wxyz_to_xyzw(motion.root_quat_w)
     rows = np.concatenate([motion.root_pos_w, quat, motion.dof_pos], axis=1)
@@ -79,7 +81,7 @@ def _upside_down_fraction(quat_wxyz: np.ndarray) -> float:
     return float((quat_to_matrix(quat_normalize(quat_wxyz))[:, 2, 2] < 0.0).mean())
 
 
-def read(path: str | Path, options: FormatOptions = FormatOptions()) -> list[LoadedMotion]:
+def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[LoadedMotion]:
     path = Path(path)
     if not path.is_file():
         raise MotionFileError(path, "file does not exist")

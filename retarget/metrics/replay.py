@@ -62,7 +62,7 @@ def replay_motion(robot: RobotSpec, motion: RobotMotion) -> RobotReplay:
     """Run kinematics and collision detection on every frame of `motion`."""
     model = build_mujoco_model(robot)
     data = mujoco.MjData(model)
-    qpos = motion_qpos(model, robot, motion)
+    qpos = motion_qpos(motion, robot, model)
     floor_geoms = {g for g in range(model.ngeom) if model.geom_bodyid[g] == 0}
     feet = [(model.body(link).id, robot.sole_points_b(link)) for link in robot.foot_links]
     num_frames = len(qpos)

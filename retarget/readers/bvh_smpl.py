@@ -80,14 +80,17 @@ def _required_joints(skeleton_map: SkeletonMap) -> set[str]:
     return names
 
 
-def _check_rest_pose(path: Path, bvh: BvhMotion, skeleton_map: SkeletonMap) -> None:
+def _check_rest_pose(path: Path | None, bvh: BvhMotion, skeleton_map: SkeletonMap) -> None:
     """The rest pose must face +z with the left leg at +x (SMPL's rest frame); else refuse."""
     rest = np.zeros((len(bvh.joint_names), 3))
     for j, p in enumerate(bvh.parents):
         rest[j] = bvh.offsets_m[j] if p < 0 else rest[p] + bvh.offsets_m[j]
     hip_l, hip_r = rest[bvh.index(skeleton_map.left_leg[0])], rest[bvh.index(skeleton_map.right_leg[0])]
     ankle_l = rest[bvh.index(skeleton_map.left_leg[2])]
-    toe_l = rest[bvh.index(skeleton_map.bones[7].segment[1])]
+    toe_segment = skeleton_map.bones[7].segment  # SMPL left ankle → left toe
+    if toe_segment is None:
+        raise MotionFileError(path, "the skeleton map gives the left foot no segment; cannot check the rest pose")
+    toe_l = rest[bvh.index(toe_segment[1])]
     if not (hip_l[0] > hip_r[0] and toe_l[2] > ankle_l[2]):
         raise MotionFileError(
             path, "the BVH rest pose does not face +z with the left leg at +x (y up); this converter "
@@ -95,7 +98,7 @@ def _check_rest_pose(path: Path, bvh: BvhMotion, skeleton_map: SkeletonMap) -> N
         )
 
 
-def _check_unit(path: Path, bvh: BvhMotion, skeleton_map: SkeletonMap, config: BvhConfig) -> None:
+def _check_unit(path: Path | None, bvh: BvhMotion, skeleton_map: SkeletonMap, config: BvhConfig) -> None:
     leg = leg_length_m(bvh.positions_w, bvh.joint_names, skeleton_map.left_leg)
     low, high = config.leg_length_range_m
     if not low <= leg <= high:

@@ -54,8 +54,8 @@ def parse_camera(text: str) -> CameraConfig:
         values = []
     if len(values) not in (2, 3):
         raise ConfigError(f"camera {text!r}: expected a preset ({', '.join(PRESETS_DEG)}) or 'AZ,EL[,DIST]'")
-    extra = {"distance_m": values[2]} if len(values) == 3 else {}
-    return CameraConfig(azimuth_deg=values[0], elevation_deg=values[1], **extra)
+    distance_m = values[2] if len(values) == 3 else CameraConfig.distance_m
+    return CameraConfig(azimuth_deg=values[0], elevation_deg=values[1], distance_m=distance_m)
 
 
 def heading_deg(root_quat_w: np.ndarray) -> float:

@@ -7,10 +7,14 @@ from pathlib import Path
 
 import numpy as np
 
-from retarget.asap_pkl import RobotMotion, asap_dict_to_motion, read_motion_library
+from retarget.asap_pkl import (
+    RobotMotion,
+    asap_dict_to_motion,
+    motion_qpos,  # noqa: F401  (re-exported for the viz modules)
+    read_motion_library,
+)
 from retarget.contacts import FootContacts, detect_foot_contacts
 from retarget.errors import MotionFileError
-from retarget.asap_pkl import motion_qpos  # noqa: F401  (re-exported for the viz modules)
 from robots.registry import load_robot_spec, robot_for_dof_count
 
 

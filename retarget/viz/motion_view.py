@@ -81,7 +81,7 @@ class _PanelState:
     def __init__(self, panel: Panel, model: mujoco.MjModel, config: RenderConfig):
         self.panel = panel
         self.data = mujoco.MjData(model)
-        self.qpos = motion_qpos(model, panel.robot, panel.motion)
+        self.qpos = motion_qpos(panel.motion, panel.robot, model)
         m = panel.motion
         self.camera = TrackingCamera(config.camera, m.root_pos_w, m.root_quat_w, m.fps)
         robot = load_robot_spec(panel.robot)

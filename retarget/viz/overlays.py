@@ -62,7 +62,7 @@ def add_skeleton(
     """SMPL bones as capsules and joints as spheres; a foot in stance gets green joints and a disc."""
     for j in range(1, len(parents)):
         add_capsule(scene, joints_w[parents[j]], joints_w[j], BONE_RADIUS_M, SKELETON_RGBA)
-    stance_joints = set()
+    stance_joints: set[int] = set()
     if stance is not None:
         for foot, on in enumerate(stance):
             if on:

@@ -137,7 +137,7 @@ def write_clip_plots(
     """All figures of one clip into `out_dir`: joints.png, foot_height.png, foot_tilt.png and,
     with `extra_series` ({name: (T,) or (T, k) array at the motion's rate}), series.png."""
     out_dir = Path(out_dir)
-    qpos = motion_qpos(build_mujoco_model(robot_name), robot_name, motion)
+    qpos = motion_qpos(motion, robot_name)
     track = track_feet(build_mujoco_model(robot_name), robot_name, qpos)
     plots = {
         "joints": plot_joint_angles(motion, robot_name, out_dir / "joints.png"),

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from retarget.asap_pkl import RobotMotion
 from retarget.errors import ConfigError, MotionFileError
@@ -87,9 +90,11 @@ def render_library_clip(
     robot: str | None = None,
     max_frames: int | None = None,
     still_frame: int | None = None,
+    on_frame: Callable[[int, int], None] | None = None,
 ) -> RenderSummary:
     """Render `clip` of `library` (beside the same clip of `compare`) to `output`: a video (.mp4,
-    .mkv, .mov, animated .webp/.gif) or, for .png, one still (`still_frame`, default the middle)."""
+    .mkv, .mov, animated .webp/.gif) or, for .png, one still (`still_frame`, default the middle).
+    `on_frame(done, total)` is called before the first frame and after each one."""
     config = config or RenderConfig()
     start = time.perf_counter()
     panels = load_panels(library, clip, source, compare, robot)
@@ -103,8 +108,7 @@ def render_library_clip(
             written = 1
         else:
             count = renderer.num_frames if max_frames is None else min(max_frames, renderer.num_frames)
-            frames = (renderer.render_frame(i) for i in range(count))
-            written = write_video(output, frames, renderer.fps)
+            written = write_video(output, _frames(renderer, count, on_frame), renderer.fps)
     return RenderSummary(
         output=Path(output),
         clips=tuple(p.motion.name for p in panels),
@@ -114,3 +118,12 @@ def render_library_clip(
         height_px=config.height_px,
         seconds=time.perf_counter() - start,
     )
+
+
+def _frames(renderer: MotionRenderer, count: int, on_frame: Callable[[int, int], None] | None) -> Iterator[np.ndarray]:
+    for i in range(count):
+        if on_frame is not None:
+            on_frame(i, count)
+        yield renderer.render_frame(i)
+    if on_frame is not None:
+        on_frame(count, count)

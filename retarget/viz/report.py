@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -188,23 +189,32 @@ def _pick_metric(rows: list[dict[str, Any]], wanted: str | None) -> str | None:
     return next((m for m in WORST_FIRST_METRICS if m in keys), None)
 
 
-def build_report(out_dir: str | Path, config: ReportConfig = ReportConfig(), on_clip=None) -> ReportSummary:
-    """Write OUTDIR/report.html for the batch in `out_dir`; `on_clip(name)` is called per clip."""
+def build_report(out_dir: str | Path, config: ReportConfig = ReportConfig(),
+                 on_clip: Callable[[int, int, str], None] | None = None) -> ReportSummary:  # fmt: skip
+    """Write OUTDIR/report.html for the batch in `out_dir`; `on_clip(done, total, name)` is called before each clip
+    (its previews and plots are the slow part) and once at the end."""
     out_dir = Path(out_dir)
     payload = read_batch(out_dir)
     entries, problems = [], []
-    for row in payload["clips"]:
+    rows = payload["clips"]
+    for i, row in enumerate(rows):
+        if on_clip is not None:
+            on_clip(i, len(rows), str(row.get("clip", "")))
         entry, problem = _clip_files(out_dir, row, config)
         entries.append(entry)
         if problem:
             problems.append(problem)
-        if on_clip is not None:
-            on_clip(entry.clip)
+    if on_clip is not None:
+        on_clip(len(rows), len(rows), "")
     meta = {k: v for k, v in payload.items() if k != "clips" and not isinstance(v, dict)}
     if isinstance(payload.get("totals"), dict):
         meta.update(payload["totals"])
     metric = _pick_metric([e.row for e in entries], config.sort_metric)
     page = render_report_html(entries, f"asap-retarget report: {out_dir.resolve().name}", meta, metric)
     html_path = out_dir / REPORT_HTML
-    write_shared(html_path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+    write_shared(html_path, lambda tmp: _write_text(tmp, page))
     return ReportSummary(html_path, len(entries), sum(e.preview is not None for e in entries), tuple(problems))
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")

@@ -73,7 +73,7 @@ def badness_key(entry: ClipEntry, metric: str | None) -> tuple:
     """Sort key, worst first: failed, then warned, then the largest `metric`."""
     rank = _rank(entry.verdict)
     value = entry.row.get(metric) if metric else None
-    score = value if _is_number(value) and math.isfinite(value) else -math.inf
+    score = float(value) if isinstance(value, (int, float)) and _is_number(value) and math.isfinite(value) else -math.inf
     return (rank, -score, entry.clip)
 
 
@@ -97,6 +97,24 @@ def _header(key: str) -> str:
     return key
 
 
+def _header_html(key: str) -> str:
+    """The header, allowed to wrap after each underscore, so twenty metric columns fit a laptop screen."""
+    return "_<wbr>".join(html.escape(part) for part in _header(key).split("_"))
+
+
+def _meta_value(value: Any) -> str:
+    """A header figure as a person reads it: 3.73, not 3.7319906560000504."""
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+    return json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+
+
+def meta_line(meta: dict[str, Any]) -> str:
+    """The page header's ``key: value`` pairs, empty ones (``stages: []``) left out."""
+    shown = {k: v for k, v in meta.items() if v not in (None, "", [], {})}
+    return " · ".join(f"{html.escape(str(k))}: {html.escape(_meta_value(v))}" for k, v in shown.items())
+
+
 def _cell(value: Any) -> str:
     if _is_number(value):
         if isinstance(value, float) and not math.isfinite(value):
@@ -118,11 +136,12 @@ _CSS = """
 body{font:14px system-ui,sans-serif;margin:1.2em;color:#222}
 h1{font-size:1.4em;margin:0 0 .3em} .meta{color:#555;margin-bottom:1em}
 table{border-collapse:collapse} th,td{border:1px solid #ccc;padding:3px 6px;vertical-align:middle}
-th{background:#eef;cursor:pointer;position:sticky;top:0;white-space:nowrap}
+th{background:#eef;cursor:pointer;position:sticky;top:0;max-width:8em;font-size:12px}
+td.files{white-space:nowrap}
 th.asc::after{content:" ▲"} th.desc::after{content:" ▼"}
 td.num{text-align:right;font-variant-numeric:tabular-nums} td.pv img{height:120px;display:block}
 tr.v-bad td.verdict{background:#fbb} tr.v-warn td.verdict{background:#fe9} tr.v-ok td.verdict{background:#cfc}
-td.err{max-width:28em;font-size:12px;color:#a00;white-space:pre-wrap}
+td.err{max-width:20em;font-size:12px;color:#a00;white-space:pre-wrap;overflow-wrap:anywhere}
 """
 
 _JS = """
@@ -146,10 +165,10 @@ def render_report_html(entries: list[ClipEntry], title: str, meta: dict[str, Any
     columns = metric_columns(entries, worst_metric)
     numeric = {c for c in columns if all(_is_number(e.row.get(c)) or e.row.get(c) is None for e in entries)}
     head = ['<th class="sortable" data-type="num">rank</th>', "<th>preview</th>",
-            '<th class="sortable">clip</th>', '<th class="sortable">verdict</th>']  # fmt: skip
+            '<th class="sortable">clip</th>', '<th class="sortable">verdict</th>', "<th>files</th>"]  # fmt: skip
     head += [f'<th class="sortable" data-type="{"num" if c in numeric else "text"}" title="{html.escape(c, quote=True)}">'
-             f"{html.escape(_header(c))}</th>" for c in columns]  # fmt: skip
-    head += ["<th>files</th>", '<th class="sortable">error</th>']
+             f"{_header_html(c)}</th>" for c in columns]  # fmt: skip
+    head += ['<th class="sortable">error</th>']
     body = []
     for rank, entry in enumerate(entries, start=1):
         verdict = entry.verdict
@@ -159,15 +178,12 @@ def render_report_html(entries: list[ClipEntry], title: str, meta: dict[str, Any
         )
         cells = [f'<td class="num" data-v="{rank}">{rank}</td>', _preview_cell(entry), _cell(entry.clip)]
         cells.append(f'<td class="verdict" data-v="{html.escape(verdict)}">{html.escape(verdict)}</td>')
+        cells.append(f'<td class="files">{links}</td>')  # before the metrics: on screen at 1,280 px
         cells += [_cell(entry.row.get(c)) for c in columns]
         error = str(entry.row.get("error") or "")
-        cells += [
-            f"<td>{links}</td>",
-            f'<td class="err" data-v="{html.escape(error, quote=True)}">{html.escape(error)}</td>',
-        ]
+        cells.append(f'<td class="err" data-v="{html.escape(error, quote=True)}">{html.escape(error)}</td>')
         body.append(f'<tr class="{css}" data-clip="{html.escape(entry.clip, quote=True)}">' + "".join(cells) + "</tr>")
-    meta_html = " · ".join(f"{html.escape(str(k))}: {html.escape(json.dumps(v) if isinstance(v, (dict, list)) else str(v))}"
-                           for k, v in meta.items())  # fmt: skip
+    meta_html = meta_line(meta)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"

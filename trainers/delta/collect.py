@@ -23,7 +23,7 @@ from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config
 from trainers.metrics import SUCCESS_DISTANCE_M
 from trainers.real.model import build_real_model
-from trainers.real.profiles import get_profile
+from trainers.real.profiles import DEFAULT_REAL_PROFILE, get_profile
 from trainers.reference import MotionReference, load_references
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
@@ -77,7 +77,7 @@ def collect_rollouts(policy: Policy | None, references: list[MotionReference], p
 
 
 def collect_to_file(output: str | Path, run: str | Path | None = None, motion: str | Path | None = None,
-                    log_path: str | Path | None = None, clip: str | None = None, profile: str = "soft_ankles",
+                    log_path: str | Path | None = None, clip: str | None = None, profile: str = DEFAULT_REAL_PROFILE,
                     episodes: int = 1, seed: int = 0) -> str:  # fmt: skip
     """The ``collect`` command: roll out (or convert a robot log) and write the collection file; a summary line."""
     from retarget.errors import ConfigError

@@ -32,6 +32,15 @@ from retarget.errors import AsapRetargetError
 from retarget.rotations import quat_conj, quat_mul, quat_to_matrix, quat_to_rotvec
 from robots.registry import load_robot_spec
 from trainers.delta.collection import Trajectory
+from trainers.delta.defaults import (
+    DEFAULT_JOINTS,
+    DEFAULT_MLP_EPOCHS,
+    DEFAULT_MODEL,
+    DEFAULT_PREVIOUS_TARGET,
+    LEGACY_FILE_MODEL,
+    LEGACY_FILE_PREVIOUS_TARGET,
+    MODEL_KINDS,
+)
 from trainers.delta.one_step import previous_targets, state_vector
 from trainers.delta.per_joint import PerJointLinear, fit_per_joint_ridge, own_columns
 from trainers.delta.replay import reset_to_frame
@@ -51,7 +60,7 @@ JOINT_SETS: dict[str, tuple[str, ...]] = {
 class LearnedDeltaConfig:
     """How π^Δ is fitted."""
 
-    joints: str = "ankles"
+    joints: str = DEFAULT_JOINTS
     """Joint subset Δa acts on: ankles (the paper's real-robot model), legs or all."""
     action_norm_weight: float = 1e-6
     """Ridge penalty w·‖δ‖² next to the squared one-step residual [rad²] in the labels: the action-norm
@@ -67,26 +76,23 @@ class LearnedDeltaConfig:
     """Finite-difference step of the one-step Jacobian [rad]."""
     hidden: tuple[int, ...] = (128, 128)
     """MLP hidden layers (ELU)."""
-    epochs: int = 1500
+    epochs: int = DEFAULT_MLP_EPOCHS
     """Full-batch Adam steps."""
     lr: float = 3e-3
     """Adam learning rate."""
     seed: int = 0
     """Torch seed."""
-    model: str = "mlp"
+    model: str = DEFAULT_MODEL
     """mlp: an ELU MLP on every feature; per_joint_linear: each joint's δ linear in its own q* − q, q̇ and
     q*_{t−1} − q*_t (:mod:`trainers.delta.per_joint`, fitted in closed form), the actuator-shaped model that
     transfers to clips it was not fitted on."""
     ridge: float = 1.0
     """per_joint_linear: ridge weight on the coefficients of the normalized features (the labels' squared
     error is summed over transitions, so a few hundred transitions outweigh it)."""
-    previous_target: bool = False
+    previous_target: bool = DEFAULT_PREVIOUS_TARGET
     """Also feed q*_{t−1} − q*_t, the change of target since the last policy step. A delayed robot still executes
     the previous target for part of the step, so without this input no Δa can represent a delay (and a Δa fitted
-    to a delayed robot overfits). Off by default for files written before it existed; `delta fit` turns it on."""
-
-
-MODEL_KINDS = ("mlp", "per_joint_linear")
+    to a delayed robot overfits). Files written before it existed are read without it."""
 
 
 class DeltaModelError(AsapRetargetError):
@@ -191,8 +197,8 @@ class LearnedDelta:
     def load(path: str | Path) -> LearnedDelta:
         try:
             p = torch.load(path, weights_only=True)
-            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]), model=p.get("kind", "mlp"),
-                                     previous_target=bool(p.get("previous_target", False)))  # fmt: skip
+            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]), model=p.get("kind", LEGACY_FILE_MODEL),
+                                     previous_target=bool(p.get("previous_target", LEGACY_FILE_PREVIOUS_TARGET)))  # fmt: skip
             _check_model_kind(cfg.model)
             if cfg.model == "per_joint_linear":
                 model = PerJointLinear(p["model"]["columns"].numpy())

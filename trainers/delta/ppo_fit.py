@@ -61,7 +61,8 @@ def actor_to_learned(runner: OnPolicyRunner, env: DeltaReplayEnv, joints: str) -
     else:
         mean = norm.mean.double().numpy().copy()
         std = torch.sqrt(norm.var + norm.eps).double().numpy().copy()
-    return LearnedDelta(model.eval(), env.ids.copy(), mean, std, LearnedDeltaConfig(joints=joints, hidden=hidden))
+    return LearnedDelta(model.eval(), env.ids.copy(), mean, std, LearnedDeltaConfig(joints=joints, hidden=hidden, model="mlp",
+                                                                                 previous_target=False))
 
 
 def fit_ppo_delta(trajs: list[Trajectory], cfg: DeltaPPOConfig | None = None, run_dir: str | Path | None = None,

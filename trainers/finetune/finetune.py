@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from retarget.asap_pkl import atomic_write
+from retarget.batch_record import file_sha256
 from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
 from trainers.delta.dynamics import DeltaDynamics
@@ -31,7 +32,6 @@ from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import load_delta_action
 from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
-from trainers.finetune.provenance import sha256_file
 from trainers.policy_io import find_checkpoint
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.real.model import build_real_model
@@ -62,7 +62,7 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
     """Fine-tune ``policy_run``'s checkpoint for ``iterations`` PPO iterations in simulator ``sim``."""
     import dataclasses
 
-    from trainers.config import env_config_from_jsonable
+    from trainers.config import env_config_from_jsonable, to_jsonable
 
     if sim not in SIMULATORS:
         raise ConfigError(f"--sim {sim!r}: valid choices are {', '.join(SIMULATORS)}")
@@ -77,8 +77,9 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
     if sim == "real":
         get_profile(real_profile)  # an unknown profile fails before anything is written
     ckpt = find_checkpoint(policy_run)
-    base = json.loads((ckpt.parent / "config.json").read_text())
-    env_cfg = env_config_from_jsonable(base["env"])
+    base_config = ckpt.parent / "config.json"
+    base = json.loads(base_config.read_text())
+    env_cfg = env_config_from_jsonable(base["env"], str(base_config))
     if num_threads is not None:
         env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=num_threads))
     ppo_cfg = _ppo_config(base["ppo"])
@@ -97,14 +98,15 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
         env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
     delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
     record = {
-        "base_checkpoint": str(ckpt.resolve()), "base_sha256": sha256_file(ckpt), "sim": sim,
+        "base_checkpoint": str(ckpt.resolve()), "base_sha256": file_sha256(ckpt), "sim": sim,
         "delta": str(delta) if sim in ("delta", "dynamics") else None, "delta_name": getattr(delta_action, "name", None),
-        "delta_sha256": sha256_file(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
+        "delta_sha256": file_sha256(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
         "real_profile": str(real_profile) if sim == "real" else None, "iterations": iterations,
-        "real_profile_sha256": sha256_file(Path(real_profile)) if sim == "real" and str(real_profile).endswith(".json")
+        "real_profile_sha256": file_sha256(Path(real_profile)) if sim == "real" and str(real_profile).endswith(".json")
         else None,
     }  # fmt: skip
-    config = {**base, "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
+    # The config actually run (its rewards rebuilt from the pre-trained run's), so the record cannot drift from it.
+    config = {**base, "env": to_jsonable(env_cfg), "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
               "num_envs": n, "seed": seed, "finetune": record}  # fmt: skip
     runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"], "finetune": sim})
     resumed = (run_dir / "model_last.pt").exists()

@@ -17,46 +17,21 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-
-import torch
 
 from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
+from trainers.delta.defaults import DEFAULT_PREVIOUS_TARGET
+from trainers.finetune.loop_config import LoopConfig
 from trainers.finetune.provenance import Provenance, file_ref
 
 STAGES = ("pretrain", "collect", "fit_delta", "finetune", "evaluate")
 
 
-@dataclass(frozen=True)
-class LoopConfig:
-    """Budgets of the loop (defaults: a smoke run of a few minutes on a 2-core CPU)."""
-
-    pretrain_iterations: int = 20
-    """PPO iterations of stage 1 (a policy that tracks needs thousands; see the README)."""
-    finetune_iterations: int = 10
-    """PPO iterations of stage 3."""
-    num_envs: int = 32
-    """Parallel environments of both training stages."""
-    collect_episodes: int = 4
-    """Rollouts in the "real" profile to fit Δa (the first from phase 0, the rest from random phases)."""
-    delta_joints: str = "all"
-    """Joints Δa acts on (ankles, legs, all)."""
-    delta_model: str = "per_joint_linear"
-    """Δa model: per_joint_linear (transfers across clips, README) or mlp (the paper's)."""
-    delta_epochs: int = 500
-    """Adam steps of the Δa MLP regression (mlp only)."""
-    eval_episodes: int = 1
-    """Evaluation episodes per clip (deterministic: phase-0 starts, no randomization)."""
-    seed: int = 0
-    """Seed of every stage."""
-    num_threads: int = 1
-    """MuJoCo threads."""
-
-
 def _policy_iteration(ckpt: Path) -> int:
+    import torch  # here, so the CLI reads LoopConfig's defaults without loading torch
+
     return int(torch.load(ckpt, weights_only=True)["iteration"]) if ckpt.is_file() else 0
 
 
@@ -135,7 +110,7 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
         trajs = list(read_collection(col).values())
         model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=cfg.delta_joints, epochs=cfg.delta_epochs,
                                                                    model=cfg.delta_model, seed=cfg.seed,
-                                                                   previous_target=True))  # fmt: skip
+                                                                   previous_target=DEFAULT_PREVIOUS_TARGET))  # fmt: skip
         model.save(delta)
         return {"fit": stats}
 

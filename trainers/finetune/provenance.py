@@ -8,25 +8,17 @@ records of the stages that finished and nothing half-written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from pathlib import Path
 
 from retarget.asap_pkl import atomic_write
-
-
-def sha256_file(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from retarget.batch_record import file_sha256
 
 
 def file_ref(path: str | Path) -> dict:
     """{"path", "sha256"} of an existing file."""
-    return {"path": str(Path(path).resolve()), "sha256": sha256_file(path)}
+    return {"path": str(Path(path).resolve()), "sha256": file_sha256(Path(path))}
 
 
 class Provenance:
@@ -41,7 +33,7 @@ class Provenance:
         if rec is None or rec.get("inputs") != inputs:
             return False
         art = Path(rec["artefact"]["path"])
-        return art.is_file() and sha256_file(art) == rec["artefact"]["sha256"]
+        return art.is_file() and file_sha256(art) == rec["artefact"]["sha256"]
 
     def record(self, stage: str, artefact: str | Path, inputs: dict, seconds: float, **extra) -> None:
         self.stages[stage] = {"artefact": file_ref(artefact), "inputs": inputs, "seconds": round(seconds, 2),

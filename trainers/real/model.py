@@ -17,8 +17,8 @@ import numpy as np
 
 from robots.registry import load_robot_spec
 from trainers.config import SimConfig
-from trainers.sim_model import GANTRY_HEIGHT_M, build_training_spec  # noqa: F401  (re-exported)
 from trainers.real.profiles import RealProfile, get_profile
+from trainers.sim_model import GANTRY_HEIGHT_M, build_training_spec  # noqa: F401  (re-exported)
 
 TORSO_LINK = "torso_link"
 

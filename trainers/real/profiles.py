@@ -70,6 +70,10 @@ SOFT_ANKLE_KP_RATIO = 0.65
 
 _SOFT_ANKLES = tuple((s, SOFT_ANKLE_KP_RATIO) for s in ANKLE_SUFFIXES)
 
+DEFAULT_REAL_PROFILE = "soft_ankles_delay"
+"""The "real" G1 of every command and library function unless told otherwise: 65 % ankle stiffness and a
+one-step actuation delay, the combination the README's loop results use."""
+
 PROFILES: dict[str, RealProfile] = {
     p.name: p
     for p in (

@@ -1,9 +1,9 @@
 """Corrupted versions of real SMPL clips, each with the frames it corrupts and the check meant to catch it.
 
-Used by tests/test_filter_corruptions.py and bench/bench_filter.py. As a script it writes the
-corrupted clips as AMASS .npz files:
+They measure the physics filter (tests/test_filter_corruptions.py, bench/bench_filter.py). As a script it writes
+the corrupted clips as AMASS .npz files:
 
-    python tests/make_corruptions.py tests/fixtures/smpl_video/video_walk_level1_filter_amass.npz -o /tmp/corrupt
+    python -m retarget.filter.corruptions motions_raw/video_walk_level1_filter_amass.npz -o /tmp/corrupt
 """
 
 from __future__ import annotations

@@ -1,0 +1,92 @@
+"""Motion sources of the downstream benchmark: each turns one SMPL clip into a one-clip G1 motion library.
+
+A source is one registry entry (:data:`SOURCES`): a name, a one-line description and a function
+``prepare(clip_npz, out_dir) -> library.pkl``. The benchmark trains the same tracker on each source's
+library and scores every policy against the same human clip, so adding a source (a new retargeter, the
+physics-cleaned output of a controller) is one entry here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from retarget.asap_pkl import motion_to_asap_dict, write_motion_library
+from retarget.errors import AsapRetargetError, MotionFileError
+from robots.registry import load_robot_spec
+
+DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
+ASAP_REFERENCE_DIR = DATA / "asap_reference"
+ASAP_PREFIX = "0-motions_raw_tairantestbed_smpl_"
+
+
+class SourceUnavailable(AsapRetargetError):
+    """A registered source that cannot produce a library (not built yet, or its input is missing)."""
+
+
+@dataclass(frozen=True)
+class MotionSource:
+    """One way of turning a human clip into a robot motion library."""
+
+    name: str
+    """Registry key, used on the command line and in run folder names."""
+    description: str
+    """What the library holds, for the table's legend."""
+    prepare: Callable[[Path, Path], Path]
+    """(source .npz, output folder) -> path of the one-clip library the tracker trains on."""
+
+
+def _asap_official(clip_npz: Path, out_dir: Path) -> Path:
+    # Used in place: the file's hash in the summary is then the official file's own.
+    path = (ASAP_REFERENCE_DIR / f"{ASAP_PREFIX}{clip_npz.stem}.pkl").resolve()
+    if not path.exists():
+        raise SourceUnavailable(f"{path}: no official ASAP retarget of {clip_npz.stem}")
+    return path
+
+
+def _ours(clip_npz: Path, out_dir: Path) -> Path:
+    """The per-clip file `asap-retarget batch` writes with its default config."""
+    from retarget.batch import process_clip
+    from retarget.config import RetargetConfig
+
+    record = process_clip(clip_npz, out_dir / "batch", RetargetConfig(), name=clip_npz.stem)
+    if not record.ok:
+        raise MotionFileError(clip_npz, f"retargeting failed: {(record.error or '?').splitlines()[0]}")
+    return out_dir / "batch" / "clips" / f"{clip_npz.stem}.pkl"
+
+
+def _gmr_style(clip_npz: Path, out_dir: Path) -> Path:
+    from baseline_gmr import GmrBaseline
+
+    baseline = GmrBaseline()
+    motion = baseline.retarget_file(clip_npz).motion
+    path = out_dir / "gmr" / f"{clip_npz.stem}.pkl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write_motion_library(path, {clip_npz.stem: motion_to_asap_dict(motion, load_robot_spec("g1_23dof"))})
+
+
+def _controller(clip_npz: Path, out_dir: Path) -> Path:
+    raise SourceUnavailable(
+        f"{clip_npz}: source 'controller' (physics-cleaned motion played by a tracking controller) is not "
+        "available in this version; register its writer in bench/downstream_sources.py"
+    )
+
+
+SOURCES: dict[str, MotionSource] = {
+    s.name: s
+    for s in (
+        MotionSource("asap", "official ASAP/PHC retarget (../shared/data/asap_reference)", _asap_official),
+        MotionSource("ours", "this project's kinematic retarget (`batch` defaults)", _ours),
+        MotionSource("gmr", "GMR-style per-frame IK (bench/baseline_gmr.py)", _gmr_style),
+        MotionSource("controller", "physics-cleaned motion of the controller layer", _controller),
+    )
+}
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

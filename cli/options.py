@@ -1,0 +1,111 @@
+"""The CLI's shared options: one spelling, one default and one help text for each, across every command.
+
+Conventions (docs/cli.md): outputs go to ``-o/--output``; ``--json [PATH]`` writes the JSON report to PATH, or prints
+it on stdout instead of the table when given alone; ``--robot`` defaults to ``g1_23dof`` where a command makes a
+robot motion from a human one, and to the robot a file names where it reads robot motions; ``--real`` names the
+"real" G1 profile (one default); a trained policy is ``--policy``; ``--seed``, ``--threads`` and ``--num-envs``
+mean the same everywhere. Old spellings stay as hidden aliases (:class:`AliasedOption`) so scripts keep working.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from cli.common import body_model_option, fps_option
+from cli.common import robot_option as robot_default_option
+from trainers.defaults import DEFAULT_NUM_THREADS
+from trainers.real.profiles import DEFAULT_REAL_PROFILE
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+STDOUT = Path("-")
+"""``--json`` given without a path."""
+
+
+class AliasedOption(click.Option):
+    """An option with old spellings that still work but do not appear in ``--help``."""
+
+    def __init__(self, *args: Any, hidden_aliases: tuple[str, ...] = (), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.hidden_aliases = hidden_aliases
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        shown, self.opts = self.opts, [o for o in self.opts if o not in self.hidden_aliases]
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.opts = shown
+
+
+def seed_option(default: int = 0) -> Callable[[F], F]:
+    return click.option("--seed", type=int, default=default, show_default=True,
+                        help="Random seed of torch, numpy and the simulated environments (same seed, same run).")  # fmt: skip
+
+
+def threads_option(default: int = DEFAULT_NUM_THREADS) -> Callable[[F], F]:
+    return click.option("--threads", type=click.IntRange(min=0), default=default, show_default=True,
+                        help="MuJoCo threads stepping the environments (0: all CPUs).")  # fmt: skip
+
+
+def num_envs_option(default: int | None, what: str = "Parallel simulated environments") -> Callable[[F], F]:
+    return click.option("--num-envs", type=click.IntRange(min=1), default=default, show_default=default is not None,
+                        help=f"{what}.")  # fmt: skip
+
+
+def real_option(param: str = "profile", required: bool = False, default: str | None = DEFAULT_REAL_PROFILE,
+                help_text: str = "The \"real\" G1: a profile name (nominal, soft_ankles, delay, ...) or a sysid.json."
+                ) -> Callable[[F], F]:  # fmt: skip
+    return click.option("--real", param, required=required, default=None if required else default,
+                        show_default=not required and default is not None, help=help_text)  # fmt: skip
+
+
+def policy_option(param: str = "run", required: bool = True, hidden_aliases: tuple[str, ...] = (),
+                  help_text: str = "Trained policy: a run folder or a checkpoint (.pt).") -> Callable[[F], F]:  # fmt: skip
+    return click.option("--policy", *hidden_aliases, param, cls=AliasedOption, hidden_aliases=hidden_aliases,
+                        type=click.Path(path_type=Path), required=required, default=None, help=help_text)  # fmt: skip
+
+
+def json_option(what: str = "the report") -> Callable[[F], F]:
+    return click.option("--json", "json_out", type=click.Path(path_type=Path), is_flag=False, flag_value=str(STDOUT),
+                        default=None, metavar="[PATH]",
+                        help=f"Write {what} as JSON to PATH; given alone, print it on stdout instead of the table.")  # fmt: skip
+
+
+def robot_option(detect: bool) -> Callable[[F], F]:
+    """``detect``: the command reads robot motions, whose files name their robot (the default)."""
+    if not detect:
+        return robot_default_option
+    return click.option("--robot", default=None,
+                        help="Bundled robot description (default: the robot the file names, else g1_23dof).")  # fmt: skip
+
+
+def retarget_options(f: F) -> F:
+    """The options that define how a human clip is retargeted (``retarget``, ``batch``, ``filter``)."""
+    return robot_default_option(fps_option(body_model_option(f)))
+
+
+def emit_json(json_out: Path, doc: Any) -> bool:
+    """Write ``doc`` to ``json_out`` atomically, or print it when ``json_out`` is ``-``. True when printed."""
+    text = json.dumps(doc, indent=1)
+    if json_out == STDOUT:
+        click.echo(text)
+        return True
+    from retarget.asap_pkl import atomic_write
+
+    atomic_write(json_out, lambda tmp: tmp.write_text(text))
+    return False
+
+
+def resolve_policy(option_value: Path | None, positional: Path | None) -> Path:
+    """The policy given as ``--policy`` or (old form) as the positional RUN; exactly one of them."""
+    if option_value is not None and positional is not None and option_value != positional:
+        raise click.UsageError("give the policy once: --policy RUN")
+    chosen = option_value if option_value is not None else positional
+    if chosen is None:
+        raise click.UsageError("missing option '--policy' (a run folder or checkpoint)")
+    return chosen
