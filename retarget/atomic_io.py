@@ -71,7 +71,7 @@ def check_output_path(path: str | Path) -> None:
         kind = "device node" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "FIFO or socket"
         raise OutputFileError(path, f"is a {kind}, not a regular file; refusing to replace it (choose another output)")
     if (st.st_dev, st.st_ino) in _INPUTS.get():
-        raise OutputFileError(path, "is also an input of this command; refusing to overwrite it (choose another output)")
+        raise OutputFileError(path, "the output is the input file; write to another path (inputs are never overwritten)")
 
 
 def _os_problem(exc: OSError) -> str:

@@ -59,7 +59,7 @@ def test_atomic_write_refuses_an_input_only_while_it_is_one(tmp_path: Path) -> N
     os.link(src, tmp_path / "hardlink.pkl")
     with reading_inputs([src]):
         for out in (src, tmp_path / "hardlink.pkl"):
-            with pytest.raises(OutputFileError, match="also an input"):
+            with pytest.raises(OutputFileError, match="the output is the input"):
                 atomic_write(out, lambda tmp: tmp.write_bytes(b"x"))
         atomic_write(tmp_path / "other.pkl", lambda tmp: tmp.write_bytes(b"x"))
     assert src.read_bytes() == b"source"
