@@ -1,7 +1,10 @@
 """Peak memory of the CLI refusing each hostile size input of tests/fuzz_inputs.py, against the same
 command run normally on the real file the hostile one was made from (the named reference).
 
-    python bench/bench_hostile_memory.py [--repeats 3]
+    python tests/measure_hostile_memory.py [--repeats 3]
+
+It lives with the tests because it runs their hostile-input generator (tests/fuzz_inputs.py), which
+the benches may not import.
 
 Prints, per case, the median peak resident memory [MiB] of the refused run and of the reference run,
 and their ratio. The issue measured the unfixed code at 22.7 GB (`retarget --fps 1e6`) and 11.5 GiB
@@ -18,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests"))  # run as a script: the tests' own modules
 
 from fuzz_inputs import CASES, clip_npz, ref_pkl, short_bvh
 
