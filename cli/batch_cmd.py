@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -19,6 +20,7 @@ from rich.table import Table
 
 from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
 from cli.convert_cmd import ROBOT_FORMAT_NAMES
+from cli.options import clip_options
 
 DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "motions_raw"
 DEFAULT_BATCH_OUT = Path("asap_retarget_out")
@@ -91,6 +93,7 @@ def _clip_table(records) -> Table:
 @robot_option
 @fps_option
 @body_model_option
+@clip_options
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parallel workers [default: all cores].")
 @click.option(
     "--executor", type=click.Choice(["process", "ray", "inline"]), default="process", show_default=True,
@@ -106,9 +109,15 @@ def _clip_table(records) -> Table:
 @click.option("--force", is_flag=True, help="Redo every clip, even those already done with this config.")
 @click.option("--no-library", is_flag=True, help="Skip the combined motion_library.pkl.")
 @click.option(
-    "--stage", "stages", type=click.Choice(["filter", "eval"]), multiple=True,
+    "--stage", "stages", type=click.Choice(["filter", "eval", "controller"]), multiple=True,
     help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
-    "'eval' (retargeting metrics against the source). Figures go to the manifest.",
+    "'eval' (retargeting metrics against the source), 'controller' (sampling-MPC tracking in the training "
+    "simulator; writes the motion the G1 performed, see --performed). Figures go to the manifest.",
+)  # fmt: skip
+@click.option(
+    "--performed", type=click.Choice(["replace", "beside"]), default="replace", show_default=True,
+    help="With --stage controller: the performed motion replaces the kinematic retarget in the library, "
+    "or goes beside it as <clip>_performed.",
 )  # fmt: skip
 @click.option(
     "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default="asap", show_default=True,
@@ -122,9 +131,10 @@ def _clip_table(records) -> Table:
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    fmt: str, move_stale: bool, quiet: bool, jsonl: bool,
+    performed: str, fmt: str, move_stale: bool, quiet: bool, jsonl: bool, clip_options: Any,
 ) -> None:  # fmt: skip
-    """Retarget every .npz under SOURCE_DIR (default: the bundled motions_raw/).
+    """Retarget every clip (.npz; GVHMR .pt, WHAM .pkl, TRAM hps_track_*.npy) under SOURCE_DIR (default: the
+    bundled motions_raw/).
 
     Reruns skip clips already done with the same source bytes and config and redo the rest, so a
     killed batch resumes where it stopped. Exit code: 0 all clips ok, 3 some clips failed (see the
@@ -137,12 +147,14 @@ def batch(
         raise click.UsageError("--quiet and --jsonl are exclusive")
     if address is not None and executor != "ray":
         raise click.UsageError("--address needs --executor ray")
+    if performed == "beside":
+        stages = tuple("controller-beside" if s == "controller" else s for s in stages)
     source_dir = source_dir or DEFAULT_SOURCE_DIR
     if click.get_current_context().get_parameter_source("fps") == ParameterSource.DEFAULT:
         from retarget.formats.registry import ROBOT_FORMATS
 
         fps = ROBOT_FORMATS[fmt].default_fps or fps  # retarget straight at the consumer's rate
-    config = make_config(robot, fps, body_model)
+    config = make_config(robot, fps, body_model, clip_options)
     options = BatchOptions(
         workers=workers or available_cores(), executor=executor, ray_address=address,
         timeout_s=timeout_s or None, force=force, combined_library=not no_library,

@@ -19,6 +19,7 @@ err_console = Console(stderr=True, soft_wrap=True)
 class CommandError(AsapRetargetError):
     """An error a command reports as its one line (the message names the file)."""
 
+
 robot_option = click.option("--robot", default="g1_23dof", show_default=True, help="Bundled robot description.")
 fps_option = click.option(
     "--fps", type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True, help="Output rate [Hz]."
@@ -31,10 +32,12 @@ body_model_option = click.option(
 )
 
 
-def make_config(robot: str, fps: float, body_model: Path | None):
+def make_config(robot: str, fps: float, body_model: Path | None, source: Any = None):
     from retarget.config import RetargetConfig
+    from retarget.readers.source import SourceOptions
 
-    return RetargetConfig(robot=robot, fps_out=fps, body_model_dir=None if body_model is None else str(body_model))
+    return RetargetConfig(robot=robot, fps_out=fps, body_model_dir=None if body_model is None else str(body_model),
+                          source=source or SourceOptions())  # fmt: skip
 
 
 OUTPUT_PARAMS: tuple[str, ...] = ("output", "json_out")

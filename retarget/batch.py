@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TextIO
 
 from retarget.atomic_io import OutputFileError
 from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
@@ -157,8 +158,9 @@ class BatchResult:
 
 
 def find_clips(source_dir: Path) -> list[Path]:
-    """Every `*.npz` under `source_dir`, sorted (see :func:`retarget.batch_sources.discover_clips`,
-    which also lists the subfolders that could not be read)."""
+    """Every clip file under `source_dir` (`*.npz`, and video-pose results: `*.pt`, `*.pkl`,
+    `hps_track_*.npy`), sorted (see :func:`retarget.batch_sources.discover_clips`, which also lists the
+    subfolders that could not be read)."""
     return discover_clips(source_dir).clips
 
 
@@ -194,18 +196,18 @@ class _BatchLock:
 
     def __init__(self, out_dir: Path):
         self.path = out_dir / LOCK_NAME
-        self.fh = None
+        self.fh: TextIO | None = None
 
     def __enter__(self):
         try:
             import fcntl
         except ImportError:  # no flock on this platform: run unlocked
             return self
-        self.fh = open(self.path, "a")
+        self.fh = fh = open(self.path, "a")
         try:
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            self.fh.close()
+            fh.close()
             raise BatchError(
                 f"{self.path.parent}: another batch is writing to this folder ({LOCK_NAME} is locked)"
             ) from exc
@@ -281,7 +283,7 @@ def run_batch(
             except OSError:
                 sha = ""  # the worker reports why it cannot be read
             previous = read_record(out_dir / RECORDS_DIR / f"{name}.json")
-            if not options.force and is_current(previous, sha, identity, out_dir):
+            if not options.force and previous is not None and is_current(previous, sha, identity, out_dir):
                 emit("skipped", i, replace(previous, source=str(source)))
                 continue
             yield replace(job, source_sha256=sha)

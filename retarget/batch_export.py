@@ -52,11 +52,14 @@ def export_clips(out_dir: Path, records: Iterable[ClipRecord], fmt: str, process
         source = out_dir / record.output
         if record.clip not in processed and target.is_file() and target.stat().st_mtime_ns >= source.stat().st_mtime_ns:
             continue  # current: a run killed between a clip's .pkl and its export leaves an older file
-        (loaded,) = read_motions(source, "asap")
-        motion, robot, changed = prepare_motion(loaded.motion, loaded.robot, fmt)
-        for note in changed:  # "<clip>: <what>" → one line per <what>
-            notes.setdefault(note.split(": ", 1)[-1], record.clip)
-        ROBOT_FORMATS[fmt].write(target, motion, robot, DEFAULT_OPTIONS)
-        written += 1
+        # One motion per clip, or two with `--stage controller --performed beside` (<clip>_performed).
+        for loaded in read_motions(source, "asap"):
+            motion, robot, changed = prepare_motion(loaded.motion, loaded.robot, fmt)
+            for note in changed:  # "<clip>: <what>" → one line per <what>
+                notes.setdefault(note.split(": ", 1)[-1], record.clip)
+            name = loaded.motion.name
+            ROBOT_FORMATS[fmt].write(target if name == record.clip else export_path(out_dir, fmt, name), motion,
+                                     robot, DEFAULT_OPTIONS)  # fmt: skip
+            written += 1
     lines = tuple(f"{what} (first: {clip})" for what, clip in notes.items())
     return ExportResult(out_dir / fmt, written, lines)

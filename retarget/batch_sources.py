@@ -8,6 +8,7 @@ would otherwise keep training on a clip the manifest and the combined library no
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -16,6 +17,9 @@ from pathlib import Path
 from retarget.batch_record import CLIPS_DIR, RECORDS_DIR
 from retarget.errors import MotionFileError
 
+CLIP_PATTERNS: tuple[str, ...] = ("*.npz", "*.pt", "*.pkl", "hps_track_*.npy")
+"""Clip files a batch reads: AMASS clips, and the result files of video-pose estimators (GVHMR .pt,
+WHAM .pkl, TRAM tracks)."""
 STALE_DIR = "stale"
 """Where `--move-stale` puts outputs whose source is gone (`stale/clips`, `stale/records`)."""
 
@@ -23,14 +27,15 @@ STALE_DIR = "stale"
 @dataclass(frozen=True)
 class ClipDiscovery:
     clips: list[Path]
-    """Every `*.npz` under the source folder, sorted (unreadable entries too: the batch reports them)."""
+    """Every clip file under the source folder, sorted (unreadable entries too: the batch reports them)."""
     unreadable: list[Path] = field(default_factory=list)
     """Subfolders that could not be listed (permissions): their clips are not in the batch."""
 
 
-def discover_clips(source_dir: Path) -> ClipDiscovery:
-    """Every `*.npz` under `source_dir`, and the subfolders that could not be read. A folder named
-    `x.npz` that holds clips is not a clip itself; one that does not is kept, to be reported."""
+def discover_clips(source_dir: Path, patterns: tuple[str, ...] = CLIP_PATTERNS) -> ClipDiscovery:
+    """Every file matching `patterns` under `source_dir`, and the subfolders that could not be read.
+    A folder named like a clip (`x.npz`) that holds clips is not a clip itself; one that does not is
+    kept, to be reported."""
     source_dir = Path(source_dir)
     if not source_dir.is_dir():
         raise MotionFileError(source_dir, "is not a directory of .npz clips")
@@ -42,9 +47,9 @@ def discover_clips(source_dir: Path) -> ClipDiscovery:
     for root, dirs, files in os.walk(source_dir, onerror=lambda exc: unreadable.append(Path(exc.filename))):
         here = Path(root)
         for name in dirs + files:
-            if name.endswith(".npz"):
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
                 found.append(here / name)
-        if any(f.endswith(".npz") for f in files):
+        if any(fnmatch.fnmatchcase(f, pattern) for f in files for pattern in patterns):
             holds_clips.update(here.parents)
             holds_clips.add(here)
     clips = sorted(p for p in found if p not in holds_clips or not p.is_dir())

@@ -65,4 +65,42 @@ def filter_stage(result: RetargetResult, seq: SmplSequence, config: RetargetConf
     return StageResult(metrics=metrics, verdict=label, motion=motion)
 
 
-STAGES = {"eval": eval_stage, "filter": filter_stage}
+def _controller(result: RetargetResult, seq: SmplSequence, config: RetargetConfig, beside: bool) -> StageResult:
+    from retarget.controller import PERFORMED_SUFFIX, perform_result
+
+    out = perform_result(result, seq, robot_name=config.robot)
+    verdict = out.verdict
+    check = verdict.check("controller.tracking")
+    metrics = {
+        "controller.kept_frames": float(verdict.kept_frames),
+        "controller.kept_fraction": verdict.kept_frames / max(verdict.num_frames, 1),
+        "controller.tracked_fraction": float(check.figures["tracked_fraction"]),
+        "controller.falls": float(check.figures["falls"]),
+        "controller.eg_mpjpe_mm": float(check.figures["eg_mpjpe_mm"]),
+        "controller.empjpe_mm": float(check.figures["empjpe_mm"]),
+        "controller.seconds": float(verdict.seconds_per_layer.get("controller", 0.0)),
+    }
+    label = verdict.decision if verdict.first_failure is None else f"{verdict.decision}: {verdict.first_failure}"
+    if out.motion is None:
+        return StageResult(metrics=metrics, verdict=label)
+    if beside:
+        return StageResult(metrics=metrics, verdict=label,
+                           extra_motions={result.motion.name + PERFORMED_SUFFIX: out.motion})  # fmt: skip
+    return StageResult(metrics=metrics, verdict=label, motion=out.motion)
+
+
+def controller_stage(result: RetargetResult, seq: SmplSequence, config: RetargetConfig) -> StageResult:
+    """Controller verdict (sampling-MPC tracking in the trainers' simulator); the motion the simulated G1
+    performed over the longest kept range is written in place of the kinematic retarget. A rejected clip
+    keeps its kinematic retarget, with the verdict in the manifest so it can be left out."""
+    return _controller(result, seq, config, beside=False)
+
+
+def controller_beside_stage(result: RetargetResult, seq: SmplSequence, config: RetargetConfig) -> StageResult:
+    """As :func:`controller_stage`, but the performed motion goes into the library beside the kinematic
+    retarget, under the clip's name + ``_performed``."""
+    return _controller(result, seq, config, beside=True)
+
+
+STAGES = {"eval": eval_stage, "filter": filter_stage, "controller": controller_stage,
+          "controller-beside": controller_beside_stage}  # fmt: skip

@@ -48,8 +48,8 @@ def load_records(out_dir: Path) -> tuple[list[ClipRecord], bool]:
             return [ClipRecord.from_json_dict(row) for row in manifest["clips"]], True
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # a damaged manifest: the per-clip records say the same
-    records = [read_record(p) for p in sorted((out_dir / RECORDS_DIR).glob("*.json"))]
-    records = [r for r in records if r is not None]
+    read = [read_record(p) for p in sorted((out_dir / RECORDS_DIR).glob("*.json"))]
+    records = [r for r in read if r is not None]
     if not records:
         if (out_dir / MANIFEST_JSON).exists():
             raise BatchSummaryError(f"{out_dir / MANIFEST_JSON}: not a batch manifest (expected an object with a "

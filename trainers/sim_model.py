@@ -16,12 +16,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from robots.mujoco_model import build_mujoco_spec, dof_qpos_indices, dof_qvel_indices
-from robots.registry import RobotSpec, load_robot_spec
+from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
+from robots.pd_model import GANTRY_HEIGHT_M, build_pd_spec  # noqa: F401  (GANTRY_HEIGHT_M re-exported)
+from robots.registry import RobotSpec
 from trainers.config import DEFAULT_JOINT_POS_RAD, SimConfig
-
-GANTRY_HEIGHT_M = 1.2
-"""Height of the pelvis when hung from a gantry (fixed base) [m]; the feet hang clear."""
 
 
 def build_training_spec(sim: SimConfig | None = None, fixed_base: bool = False) -> mujoco.MjSpec:
@@ -29,25 +27,7 @@ def build_training_spec(sim: SimConfig | None = None, fixed_base: bool = False) 
     (the "real" profiles of :mod:`trainers.real` edit it before compiling). ``fixed_base=True`` removes
     the free joint and the floor: the pelvis hangs from a gantry, as on a test bench."""
     sim = SimConfig() if sim is None else sim
-    robot = load_robot_spec(sim.robot)
-    spec = build_mujoco_spec(robot, with_floor=not fixed_base)
-    spec.option.timestep = sim.physics_dt_s
-    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-    if fixed_base:
-        spec.delete(spec.joint("floating_base"))
-        spec.body(robot.urdf.root_link).pos = [0.0, 0.0, GANTRY_HEIGHT_M]
-    if not sim.self_collision:
-        # Robot geoms may touch the floor but not each other: (contype & conaffinity) is 0 between them.
-        for geom in spec.geoms:
-            if geom.name != "floor":
-                geom.conaffinity = 0
-    for name, kp, kd, effort in zip(robot.joint_names, robot.kp, robot.kd, robot.effort_limit_nm):
-        act = spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
-        act.set_to_position(kp=float(kp), kv=float(kd))
-        act.forcelimited = True
-        act.forcerange = [-float(effort), float(effort)]
-        act.ctrllimited = False
-    return spec
+    return build_pd_spec(sim.robot, sim.physics_dt_s, sim.self_collision, fixed_base)
 
 
 def build_training_model(sim: SimConfig | None = None) -> mujoco.MjModel:

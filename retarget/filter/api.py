@@ -5,7 +5,9 @@ every mask is frame k of the robot motion) and on the robot result, after re-gro
 both; layer 2 on the re-grounded robot; the bad frames of every failing check, widened by
 `trim_margin_s`, split the clip into good ranges; ranges shorter than `min_keep_s` are
 dropped; layer 3 replays each kept range from its first frame (and, when it decides,
-cuts a range at its failure). The verdict is 'keep' when the whole clip survives, 'trim'
+cuts a range at its failure); layer 4 (opt-in, "controller") tracks the whole re-grounded robot
+motion with the sampling-MPC tracker of :mod:`retarget.controller` and, when it decides, its
+failures cut the clip and the dynamic layer's checks become informational. The verdict is 'keep' when the whole clip survives, 'trim'
 when some ranges do, 'reject' when none does.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,11 +28,14 @@ from retarget.filter.replay import replay_range
 from retarget.filter.robot_checks import check_robot
 from retarget.filter.verdict import KEEP, REJECT, TRIM, CheckResult, Verdict
 from retarget.pipeline import RetargetResult, retarget_sequence
-from retarget.readers.amass import read_amass_npz
+from retarget.readers.source import read_clip
 from retarget.resample import resample_sequence
 from retarget.smpl_sequence import SmplSequence
 from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
 from robots.registry import load_robot_spec
+
+if TYPE_CHECKING:
+    from retarget.controller.track import TrackingRun
 
 
 def _replay_check(outcomes, num: int, fps: float, cfg: FilterConfig) -> CheckResult:
@@ -50,10 +56,29 @@ def _replay_check(outcomes, num: int, fps: float, cfg: FilterConfig) -> CheckRes
                        {"ranges_replayed": len(outcomes)})  # fmt: skip
 
 
+def _controller_layer(
+    qpos: np.ndarray, fps: float, robot_name: str, cfg: FilterConfig, joint_torque_nm: np.ndarray
+) -> tuple[TrackingRun, CheckResult]:
+    from retarget.controller.track import track_motion
+    from retarget.controller.verdict import controller_check
+
+    run = track_motion(qpos, fps, robot_name, cfg.controller, joint_torque_nm)
+    return run, controller_check(run, len(qpos), fps, cfg.controller)
+
+
 def filter_result(
     result: RetargetResult, seq: SmplSequence, config: FilterConfig = FilterConfig(), robot_name: str = "g1_23dof"
 ) -> Verdict:
     """Verdict on one retargeted clip. `seq` is the SMPL source at any rate (resampled here)."""
+    return filter_result_and_run(result, seq, config, robot_name)[0]
+
+
+def filter_result_and_run(
+    result: RetargetResult, seq: SmplSequence, config: FilterConfig | None = None, robot_name: str = "g1_23dof"
+) -> tuple[Verdict, TrackingRun | None]:
+    """:func:`filter_result` plus the controller layer's tracking run (None when that layer did not run),
+    from which :mod:`retarget.controller.perform` makes the performed motion."""
+    config = config or FilterConfig()
     robot = load_robot_spec(robot_name)
     motion = result.motion
     fps, num = float(motion.fps), motion.num_frames
@@ -80,6 +105,20 @@ def filter_result(
         dyn = analyse_dynamics(rk.qpos, rk.geometry.sole_w, fps, robot, config.dynamic)
         checks += list(dyn.checks)
         seconds["dynamic"] = time.perf_counter() - start
+    run, controller_info = None, {}
+    if "controller" in layers:
+        start = time.perf_counter()
+        if dyn is None:  # the tracker feeds forward the torques the motion needs
+            dyn = analyse_dynamics(rk.qpos, rk.geometry.sole_w, fps, robot, config.dynamic)
+        run, check = _controller_layer(rk.qpos, fps, robot_name, config, dyn.joint_torque_nm)
+        controller_info = {"decides": config.controller.decides, "check": check.to_dict()}
+        if config.controller.decides:
+            if config.controller.overrides_dynamic:
+                overridden = [c for c in checks if c.layer == "dynamic"]
+                checks = [c for c in checks if c.layer != "dynamic"]
+                controller_info["overridden"] = [c.to_dict() for c in overridden if not c.passed]
+            checks.append(check)
+        seconds["controller"] = time.perf_counter() - start
     bad = np.zeros(num, dtype=bool)
     for c in checks:
         bad |= c.bad
@@ -113,11 +152,12 @@ def filter_result(
     else:
         kept = sum(b - a for a, b in ranges)
         reason = f"{first.name}: {first.reason}" + (f" (kept {kept}/{num} frames)" if decision == TRIM else "")
-    return Verdict(
+    verdict = Verdict(
         clip=motion.name, decision=decision, num_frames=num, fps=fps, kept_ranges=tuple(ranges),
         first_failure=None if first is None else first.name, reason=reason, checks=tuple(checks),
-        repairs=tuple(repairs), seconds_per_layer=seconds, replay=replay_info,
+        repairs=tuple(repairs), seconds_per_layer=seconds, replay=replay_info, controller=controller_info,
     )  # fmt: skip
+    return verdict, run
 
 
 def filter_sequence(
@@ -132,4 +172,4 @@ def filter_clip(
     path: str | Path, config: FilterConfig = FilterConfig(), retarget_config: RetargetConfig = RetargetConfig()
 ) -> Verdict:
     """Read an AMASS-layout clip, retarget it and return the filter's verdict."""
-    return filter_sequence(read_amass_npz(path), config, retarget_config)[1]
+    return filter_sequence(read_clip(path, retarget_config.source), config, retarget_config)[1]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from retarget.controller.config import ControllerConfig
+
 
 @dataclass(frozen=True)
 class KinematicConfig:
@@ -122,8 +124,10 @@ class FilterConfig:
     """Layer 2 thresholds."""
     replay: ReplayConfig = field(default_factory=ReplayConfig)
     """Layer 3 settings."""
+    controller: ControllerConfig = field(default_factory=ControllerConfig)
+    """Layer 4 settings: the sampling-MPC tracker and its verdict (:mod:`retarget.controller`)."""
     layers: tuple[str, ...] = ("kinematic", "dynamic", "replay")
-    """Layers to run (any subset, in this order)."""
+    """Layers to run (any subset, in this order; "controller" is opt-in: seconds per second of motion)."""
     min_keep_s: float = 1.0
     """Shortest good frame range worth keeping when trimming [s]."""
     trim_margin_s: float = 0.1

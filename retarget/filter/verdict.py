@@ -29,7 +29,7 @@ class CheckResult:
     name: str
     """Dotted name: ``<source>.<check>``, e.g. ``human.penetration``, ``robot.joint_speed``."""
     layer: str
-    """'kinematic', 'dynamic' or 'replay'."""
+    """'kinematic', 'dynamic', 'replay' or 'controller'."""
     bad: np.ndarray
     """(T,) bool, frames that fail."""
     worst: float
@@ -100,6 +100,9 @@ class Verdict:
     """Wall time spent in each layer [s]."""
     replay: dict = field(default_factory=dict)
     """Replay figures per replayed range (see :mod:`retarget.filter.replay`)."""
+    controller: dict = field(default_factory=dict)
+    """Controller-layer figures (see :mod:`retarget.controller`): whether it decided, its check, and the
+    checks it overrode (reported, not deciding)."""
 
     @property
     def kept_frames(self) -> int:
@@ -131,4 +134,5 @@ class Verdict:
             "checks": [c.to_dict() for c in self.checks],
             "seconds_per_layer": {k: _num(v) for k, v in self.seconds_per_layer.items()},
             "replay": self.replay,
+            "controller": self.controller,
         }

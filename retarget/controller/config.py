@@ -1,0 +1,101 @@
+"""Settings of the sampling-MPC tracker and of the verdict it gives, as frozen configs.
+
+The speed/quality knob is (`num_samples`, `horizon_s`, `replan_steps`): physics steps per second
+of motion = control_hz / replan_steps × num_samples × horizon_s × physics_hz.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class TrackerConfig:
+    """The sampling MPC: predictive sampling / MPPI over PD-target residual knots around the reference."""
+
+    physics_dt_s: float = 0.005
+    """Physics step [s] (200 Hz, the trainers' rate)."""
+    decimation: int = 4
+    """Physics steps per control step (50 Hz control, the trainers' rate)."""
+    num_samples: int = 32
+    """Rollouts per plan, the nominal (zero-noise) plan included."""
+    horizon_s: float = 0.8
+    """Planning horizon [s]. Balance needs it: with 32 samples the squat clip falls after 1.1 s at 0.3 s,
+    the kick_level1 and jump_forward_level1 clips fall after 3 s at 0.6 s, and none falls at 0.8 s."""
+    num_knots: int = 5
+    """Residual knots over the horizon, linearly interpolated (the first at the plan's start)."""
+    replan_steps: int = 2
+    """Control steps executed from each plan before replanning (2: plans at 25 Hz)."""
+    noise_torque_nm: float = 10.0
+    """σ of the Gaussian knot noise, as a torque [N·m]: joint j's PD-target noise is this / Kp_j, so stiff
+    knees get small and soft ankles large target offsets for the same push."""
+    noise_min_rad: float = 0.03
+    """Smallest per-joint σ of the PD-target noise [rad]."""
+    noise_max_rad: float = 0.3
+    """Largest per-joint σ of the PD-target noise [rad]."""
+    temperature: float = 0.3
+    """MPPI temperature as a fraction of the spread (median − best) of the sample costs."""
+    max_residual_factor: float = 4.0
+    """Residuals are clipped to ±this × the joint's noise σ around the reference joint angles."""
+    body_weight: float = 1.0
+    """Weight of the mean squared distance of the matched body points to the reference [1/m²]·σ² (σ = 0.1 m)."""
+    body_sigma_m: float = 0.1
+    """Scale of the body-position error [m]."""
+    root_quat_weight: float = 1.0
+    """Weight of the root orientation error (1 − ⟨q, q_ref⟩²)/0.05."""
+    joint_weight: float = 0.3
+    """Weight of the mean squared joint-angle error / (0.2 rad)²."""
+    joint_vel_weight: float = 0.02
+    """Weight of the mean squared joint-speed error / (2 rad/s)²."""
+    root_vel_weight: float = 0.3
+    """Weight of the root's squared linear [/(0.5 m/s)²] plus angular [/(2 rad/s)²] velocity error: a robot
+    starting to tip over is penalized before its bodies move far."""
+    effort_weight: float = 0.05
+    """Weight of the mean squared residual / σ² (control effort around the reference)."""
+    terminal_weight: float = 3.0
+    """Multiplier of the cost at the horizon's last step."""
+    feedforward: bool = True
+    """Feed the joint torques the reference needs (inverse dynamics with contact forces) forward through
+    the PD targets: q* = q_ref + τ_ff/Kp + residual."""
+    velocity_feedforward: bool = True
+    """Add Kd·q̇_ref/Kp to the PD targets, so the damping acts on the speed error, not the speed."""
+    init_height_offset_m: float = 0.01
+    """The root starts this much above the reference, so feet touching the floor do not start in it [m]."""
+    num_threads: int = 1
+    """Threads of `mujoco.rollout` (0: every core)."""
+    seed: int = 0
+    """Seed of the sampling noise (same seed, same performed motion)."""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class ControllerConfig:
+    """The controller layer's verdict: which frames the simulated G1 performs well enough."""
+
+    tracker: TrackerConfig = field(default_factory=TrackerConfig)
+    """The tracker's settings."""
+    fail_distance_m: float = 0.5
+    """A fall: the mean distance of all bodies to the reference exceeds this [m] (ASAP's success rule).
+    The tracker restarts from the reference there."""
+    quality_distance_m: float = 0.1
+    """Quality bound: frames whose root-anchored mean body distance (the simulated body moved horizontally
+    so its root is over the reference's; heights, orientation and shape count) exceeds this are not
+    performed closely enough [m]. 0.1 m is 4× the retarget's own matched-point error (27 mm) and well
+    under the 0.25 m of a body held 25 cm too high (see docs/controller.md for the clips' figures)."""
+    quality_window_s: float = 0.2
+    """...when that lasts at least this long [s] (a stumble shorter than this is tolerated)."""
+    fail_backoff_s: float = 0.5
+    """Before a fall, this much of the motion is marked bad too: the fall started earlier [s]."""
+    reset_delay_s: float = 0.0
+    """After a fall the tracker restarts from the reference this long later [s]."""
+    decides: bool = True
+    """Whether the controller's failures trim/reject the clip (else reported only)."""
+    overrides_dynamic: bool = True
+    """When the controller runs and decides, the dynamic layer's checks are reported but do not trim:
+    a controller that performs the motion in simulation is the stronger evidence."""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)

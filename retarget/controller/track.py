@@ -1,0 +1,176 @@
+"""Track a robot motion with the sampling MPC in the trainers' MuJoCo G1 and record what it performed.
+
+The loop plans every `replan_steps` control steps from the simulated state, executes the plan's
+first steps in a separate MjData (the "real" run of the simulator), and measures after every control
+step the mean distance of all bodies to the reference (ASAP's success measure). When that exceeds
+the fall distance, or the simulation blows up (NaN, MuJoCo's instability reset), the tracked segment
+ends with a reason and the tracker restarts from the reference there, so one bad stretch costs its
+own frames, never the clip or the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+import mujoco
+import numpy as np
+
+from retarget.controller.config import ControllerConfig, TrackerConfig
+from retarget.controller.mpc import SamplingPlanner
+from retarget.controller.reference import ControlReference, control_reference
+from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
+from robots.pd_model import build_pd_spec
+from robots.registry import load_robot_spec
+
+
+@cache
+def tracker_model(robot_name: str, physics_dt_s: float) -> mujoco.MjModel:
+    """The trainers' PD-actuated G1 plus one world-position sensor per matched point (cached; read-only)."""
+    robot = load_robot_spec(robot_name)
+    spec = build_pd_spec(robot_name, physics_dt_s)
+    for point in robot.matched_points:
+        spec.add_sensor(name=f"pos_{point.name}", type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f"match_{point.name}")  # fmt: skip
+    return spec.compile()
+
+
+def site_ids(model: mujoco.MjModel, robot_name: str) -> np.ndarray:
+    return np.array([model.site(f"match_{p.name}").id for p in load_robot_spec(robot_name).matched_points])
+
+
+@dataclass(frozen=True)
+class Fall:
+    """Where a tracked segment ended."""
+
+    step: int
+    """Control step at which the limit was crossed."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class TrackingRun:
+    """What the simulated G1 did, per control step k (time k·dt_s)."""
+
+    dt_s: float
+    """Control period [s]."""
+    reference: ControlReference
+    qpos: np.ndarray
+    """(K, nq) the configuration the simulated robot reached."""
+    qvel: np.ndarray
+    """(K, nv) its velocity."""
+    targets: np.ndarray
+    """(K, D) the PD targets sent during step k → k+1 (the last row repeats)."""
+    mean_body_distance_m: np.ndarray
+    """(K,) mean distance of all bodies to the reference, world frame [m] (ASAP's measure)."""
+    root_relative_error_m: np.ndarray
+    """(K,) mean body distance after putting both roots at the origin [m] (Empjpe's measure)."""
+    anchored_distance_m: np.ndarray
+    """(K,) mean body distance after moving the simulated root horizontally onto the reference's [m]: heights,
+    orientation and shape count, horizontal drift of the whole body does not (the quality bound's measure)."""
+    segment_starts: tuple[int, ...]
+    """Control steps where the tracker (re)started from the reference (0 first)."""
+    falls: tuple[Fall, ...] = field(default=())
+    plans: int = 0
+    """Plans made (each `num_samples` rollouts over the horizon)."""
+
+    @property
+    def num_steps(self) -> int:
+        return int(self.qpos.shape[0])
+
+
+def _distances(model: mujoco.MjModel, data: mujoco.MjData, ref_bodies: np.ndarray) -> tuple[float, float, float]:
+    """(world, root-relative, root-anchored) mean body distances [m]; body 0 is the root."""
+    mujoco.mj_kinematics(model, data)
+    body = data.xpos[1:]
+    dist = float(np.linalg.norm(body - ref_bodies, axis=1).mean())
+    rel = float(np.linalg.norm((body - body[0]) - (ref_bodies - ref_bodies[0]), axis=1).mean())
+    shift = np.array([body[0, 0] - ref_bodies[0, 0], body[0, 1] - ref_bodies[0, 1], 0.0])
+    anchored = float(np.linalg.norm(body - shift - ref_bodies, axis=1).mean())
+    return dist, rel, anchored
+
+
+def _start(model: mujoco.MjModel, data: mujoco.MjData, ref: ControlReference, k: int, cfg: TrackerConfig) -> None:
+    mujoco.mj_resetData(model, data)
+    data.qpos[:] = ref.qpos[k]
+    data.qpos[2] += cfg.init_height_offset_m
+    data.qvel[:] = ref.qvel[k]
+    mujoco.mj_forward(model, data)
+
+
+def track_motion(
+    qpos: np.ndarray, fps: float, robot_name: str = "g1_23dof", config: ControllerConfig | None = None,
+    joint_torque_nm: np.ndarray | None = None,
+) -> TrackingRun:  # fmt: skip
+    """Track (T, nq) MuJoCo configurations sampled at `fps` [Hz] from their first frame. `joint_torque_nm`
+    (T, D), the torques the motion needs, are fed forward when given (and `config.tracker.feedforward`)."""
+    config = config or ControllerConfig()
+    cfg = config.tracker
+    robot = load_robot_spec(robot_name)
+    model = tracker_model(robot_name, cfg.physics_dt_s)
+    dt = cfg.physics_dt_s * cfg.decimation
+    dof_q, dof_v = dof_qpos_indices(model, robot), dof_qvel_indices(model, robot)
+    ref = control_reference(
+        model, qpos, fps, dt, site_ids(model, robot_name), dof_v, robot.kp, robot.kd,
+        joint_torque_nm if cfg.feedforward else None, cfg.velocity_feedforward,
+    )  # fmt: skip
+    planner = SamplingPlanner(model, ref, dof_q, dof_v, robot.kp, cfg)
+    num = ref.num_steps
+    out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))
+    targets = np.zeros((num, robot.num_dof))
+    dist, rel, anchored = np.zeros(num), np.zeros(num), np.zeros(num)
+    data = mujoco.MjData(model)
+    state = np.empty(mujoco.mj_stateSize(model, planner.state_spec))
+    starts, falls, plans = [0], [], 0
+    delay = round(config.reset_delay_s / dt)
+    _start(model, data, ref, 0, cfg)
+    out_q[0], out_v[0] = data.qpos, data.qvel
+    dist[0], rel[0], anchored[0] = _distances(model, data, ref.body_pos_w[0])
+    k = 0
+    try:
+        while k < num - 1:
+            mujoco.mj_getState(model, data, state, planner.state_spec)
+            plan = planner.plan(state, k)
+            plans += 1
+            fell = None
+            for r in range(min(cfg.replan_steps, num - 1 - k)):
+                targets[k] = plan[r]
+                data.ctrl[:] = plan[r]
+                unstable_before = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
+                mujoco.mj_step(model, data, nstep=cfg.decimation)
+                k += 1
+                out_q[k], out_v[k] = data.qpos, data.qvel
+                dist[k], rel[k], anchored[k] = _distances(model, data, ref.body_pos_w[k])
+                if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > unstable_before:
+                    fell = Fall(k, "simulation unstable (MuJoCo reset the state after a bad acceleration)")
+                elif not np.isfinite(dist[k]) or not np.all(np.isfinite(data.qpos)):
+                    fell = Fall(k, "simulation diverged (non-finite state)")
+                elif dist[k] > config.fail_distance_m:
+                    fell = Fall(k, f"mean body distance {dist[k]:.2f} m > {config.fail_distance_m:g} m")
+                if fell is not None:
+                    break
+            if fell is None:
+                planner.shift(cfg.replan_steps)
+                continue
+            falls.append(fell)
+            if not np.isfinite(dist[k]):
+                dist[k] = rel[k] = anchored[k] = np.inf
+            restart = min(k + delay, num - 1)
+            # Frames skipped before the restart keep the failing state: they count as not performed.
+            out_q[k + 1 : restart + 1], out_v[k + 1 : restart + 1] = out_q[k], out_v[k]
+            for arr in (dist, rel, anchored):
+                arr[k + 1 : restart + 1] = np.inf
+            if restart >= num - 1:
+                k = num - 1
+                break
+            k = restart
+            _start(model, data, ref, k, cfg)
+            planner.reset()
+            starts.append(k)
+    finally:
+        planner.close()
+    targets[-1] = targets[-2] if num > 1 else ref.qpos[0, dof_q]
+    return TrackingRun(
+        dt_s=dt, reference=ref, qpos=out_q, qvel=out_v, targets=targets, mean_body_distance_m=dist,
+        root_relative_error_m=rel, anchored_distance_m=anchored, segment_starts=tuple(starts), falls=tuple(falls), plans=plans,
+    )  # fmt: skip

@@ -1,0 +1,189 @@
+"""The controller layer on short real clips: physically impossible edits fail inside the edited range
+while the clean copy is performed; the performed motion replays from its own PD targets; an unstable
+simulation ends a range with a reason; the CLI refuses bad input in one line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import mujoco
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import smpl_clip
+
+from retarget.controller import ControllerConfig, TrackerConfig, controller_check, track_motion, tracker_model
+from retarget.controller.perform import performed_motion, performed_qpos
+from retarget.controller.reference import interpolate_qpos
+from retarget.controller.track import TrackingRun
+from retarget.filter.dynamics import analyse_dynamics
+from retarget.filter.robot_geometry import compute_robot_geometry
+from retarget.pipeline import retarget_sequence
+from retarget.readers.amass import read_amass_npz
+
+FRAMES = 60  # 2 s at 30 Hz
+CONFIG = ControllerConfig()
+
+
+def _retarget(g1, clip: str, start: int, stop: int):
+    seq = read_amass_npz(smpl_clip(clip))
+    seq = replace(seq, pose_rotvec=seq.pose_rotvec[start:stop], trans_w=seq.trans_w[start:stop])
+    result = retarget_sequence(seq)
+    fps = float(result.motion.fps)
+    sole_w = compute_robot_geometry(result.qpos, g1).sole_w
+    torque = analyse_dynamics(result.qpos, sole_w, fps, g1).joint_torque_nm
+    return result.qpos, fps, torque, result.motion
+
+
+@pytest.fixture(scope="module")
+def squat(g1):
+    """The first 4 s of a real squat, retargeted: (qpos (T, nq), fps, joint torques (T, D), motion)."""
+    return _retarget(g1, "squat_level1_filter", 0, 120)
+
+
+def _track(qpos, fps, torque, config=CONFIG):
+    run = track_motion(qpos, fps, "g1_23dof", config, torque)
+    return run, controller_check(run, len(qpos), fps, config)
+
+
+@pytest.fixture(scope="module")
+def clean(squat):
+    qpos, fps, torque, _ = squat
+    return _track(qpos[:FRAMES], fps, torque[:FRAMES])
+
+
+def test_clean_squat_is_performed(clean):
+    run, check = clean
+    assert run.falls == ()
+    assert check.passed, check.reason
+    assert check.figures["tracked_fraction"] == 1.0
+    # Eg-mpjpe well inside the quality bound; the retarget itself matches the human to ~30 mm.
+    assert check.figures["eg_mpjpe_mm"] < 60.0
+    assert check.figures["empjpe_mm"] <= check.figures["eg_mpjpe_mm"] + 1e-9
+
+
+def test_lifted_segment_fails_inside_it(squat):
+    qpos, fps, torque, _ = squat
+    lifted = qpos[:FRAMES].copy()
+    lifted[20:45, 2] += 0.25  # the whole body 25 cm up for 0.8 s, no jump to get there
+    _, check = _track(lifted, fps, torque[:FRAMES])
+    assert check.bad[20:45].mean() > 0.6, check.bad.nonzero()
+    assert not check.bad[:18].any() and not check.bad[50:].any()
+
+
+def test_root_teleport_fails_at_the_jump_and_tracking_resumes(squat):
+    qpos, fps, torque, _ = squat
+    moved = qpos[:FRAMES].copy()
+    moved[30:, 0] += 0.6  # 0.6 m sideways between two frames
+    run, check = _track(moved, fps, torque[:FRAMES])
+    # The planner sees the jump coming (its horizon is 0.8 s) and lunges after it until it falls (0.5 m
+    # away, ASAP's rule); the fall and the 0.5 s before it are bad, all after the jump; after the
+    # restart it tracks again. (The jump itself is also a kinematic failure: 18 m/s of root speed.)
+    assert len(run.falls) >= 1 and "mean body distance" in run.falls[0].reason
+    first_bad = int(np.argmax(check.bad))
+    assert 30 <= first_bad <= 45, check.bad.nonzero()
+    assert check.bad[first_bad : first_bad + 10].all()
+    assert not check.bad[:30].any() and not check.bad[-5:].any()
+    assert run.segment_starts[0] == 0 and len(run.segment_starts) >= 2
+
+
+def test_time_times_five_fails_inside_the_fast_part(g1):
+    # 3.3 s of walking (1.5 m, four steps) played 5× faster, after 0.7 s of the clip at its own pace.
+    # (A squat at 5× is a quick bob the G1 can do: time × 5 is impossible only for motions like steps.)
+    qpos, fps, torque, _ = _retarget(g1, "walk_level1_filter", 10, 130)
+    fast = np.concatenate([qpos[:20], qpos[20:120:5], np.repeat(qpos[119:120], 10, axis=0)])
+    tau = np.concatenate([torque[:20], torque[20:120:5], np.repeat(torque[119:120], 10, axis=0)])
+    _, check = _track(fast, fps, tau)
+    assert check.bad[20:40].any(), check.figures
+    assert not check.bad[:8].any()
+
+
+def test_performed_motion_replays_from_its_own_targets(clean, squat, g1):
+    run, _ = clean
+    model = tracker_model("g1_23dof", CONFIG.tracker.physics_dt_s)
+    data = mujoco.MjData(model)
+    data.qpos[:], data.qvel[:] = run.qpos[0], run.qvel[0]
+    mujoco.mj_forward(model, data)
+    replayed = np.empty_like(run.qpos)
+    replayed[0] = data.qpos
+    for k in range(run.num_steps - 1):
+        data.ctrl[:] = run.targets[k]
+        mujoco.mj_step(model, data, nstep=CONFIG.tracker.decimation)
+        replayed[k + 1] = data.qpos
+    assert np.abs(replayed - run.qpos).max() < 1e-6
+    # At the clip's rate, through the library motion type: control-rate samples land on clip frames.
+    motion = performed_motion(run, squat[3], g1, model, (0, FRAMES))
+    assert motion.num_frames == FRAMES and motion.fps == squat[1]
+    on_grid = interpolate_qpos(run.qpos, 1.0 / run.dt_s, np.array([0.0, 0.4, 1.2]))
+    frames = performed_qpos(run, FRAMES, squat[1])[[0, 12, 36]]
+    np.testing.assert_allclose(frames, on_grid, atol=1e-9)
+    # The performed feet stand on the floor: its contact-wrench residual is near zero in stance.
+    qpos_f = performed_qpos(run, FRAMES, squat[1])
+    dyn = analyse_dynamics(qpos_f, compute_robot_geometry(qpos_f, g1).sole_w, squat[1], g1)
+    stance = dyn.in_contact.any(axis=1)
+    assert stance.mean() > 0.9
+    assert np.median(dyn.residual_force_n[stance]) < 0.05 * dyn.mass_kg * 9.81
+
+
+def test_unstable_simulation_ends_the_range_with_a_reason(squat):
+    qpos, fps, torque, _ = squat
+    # A 50 ms physics step makes the stiff PD joints explode: MuJoCo detects it and resets the state.
+    unstable = ControllerConfig(tracker=TrackerConfig(physics_dt_s=0.05, decimation=1, num_samples=4, horizon_s=0.2))
+    run, check = _track(qpos[:30], fps, torque[:30], unstable)
+    assert isinstance(run, TrackingRun) and run.falls
+    assert any("unstable" in f.reason or "diverged" in f.reason or "distance" in f.reason for f in run.falls)
+    assert not check.passed and check.reason
+
+
+def test_cli_filter_controller_refuses_bad_input(tmp_path):
+    from cli.main import main
+
+    bad = tmp_path / "broken.npz"
+    bad.write_bytes(b"not an npz")
+    out = CliRunner().invoke(main, ["filter", str(bad), "--layers", "kinematic,controller", "--json",
+                                    str(tmp_path / "v.json")])  # fmt: skip
+    assert out.exit_code == 1
+    assert "broken.npz" in out.output and "Traceback" not in out.output
+    assert not (tmp_path / "v.json").exists()
+    usage = CliRunner().invoke(main, ["filter", str(bad), "--layers", "kinematic,tracker"])
+    assert usage.exit_code == 2 and "controller" in usage.output
+
+
+def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(tmp_path):
+    import json
+
+    from cli.main import main
+    from retarget.asap_pkl import read_motion_library
+
+    src = tmp_path / "src"
+    src.mkdir()
+    with np.load(smpl_clip("squat_level1_filter")) as npz:
+        data = {k: npz[k] for k in npz.files}
+    data["poses"], data["trans"] = data["poses"][:36], data["trans"][:36]  # 1.2 s
+    np.savez(src / "short_squat.npz", **data)
+    beside, in_place = tmp_path / "beside", tmp_path / "in_place"
+    for out, mode in ((beside, "beside"), (in_place, "replace")):
+        result = CliRunner().invoke(main, ["batch", str(src), "-o", str(out), "--executor", "inline", "--stage",
+                                           "controller", "--performed", mode, "--quiet", "--format", "csv"])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    row = json.loads((beside / "manifest.json").read_text())["clips"][0]
+    assert row["metrics"]["controller.falls"] == 0.0 and row["metrics"]["controller.kept_fraction"] == 1.0
+    assert 0.0 < row["metrics"]["controller.eg_mpjpe_mm"] < 60.0
+    library = read_motion_library(beside / "motion_library.pkl")
+    assert sorted(library) == ["short_squat", "short_squat_performed"]
+    kinematic, performed = library["short_squat"], library["short_squat_performed"]
+    assert performed["dof"].shape == kinematic["dof"].shape and performed["fps"] == kinematic["fps"]
+    # The performed motion follows the kinematic one closely but is not it (the simulator moved it).
+    gap = np.abs(performed["root_trans_offset"] - kinematic["root_trans_offset"]).max()
+    assert 1e-4 < gap < 0.12
+    # The consumer dialect gets both too, and reads back what the library holds.
+    from retarget.formats.base import FormatOptions
+    from retarget.formats.registry import read_motions
+
+    assert sorted(p.name for p in (beside / "csv").iterdir()) == ["short_squat.csv", "short_squat_performed.csv"]
+    (csv_performed,) = read_motions(beside / "csv" / "short_squat_performed.csv",
+                                   options=FormatOptions(quat_order="xyzw", csv_fps=30.0))  # Unitree layout, as written
+    np.testing.assert_allclose(csv_performed.motion.root_pos_w, performed["root_trans_offset"], atol=1e-4)
+    replaced = read_motion_library(in_place / "motion_library.pkl")
+    assert list(replaced) == ["short_squat"]
+    np.testing.assert_allclose(replaced["short_squat"]["dof"], performed["dof"], atol=1e-6)
