@@ -114,13 +114,20 @@ def _run_batch_limited(src: Path, out: Path, file_size_limit: int) -> subprocess
                           preexec_fn=limits, timeout=300, check=False)  # fmt: skip
 
 
+def _config_bytes() -> int:
+    """Size of the batch's config.json (the first file it writes) with the default config."""
+    from retarget.config import RetargetConfig
+
+    return len((json.dumps(RetargetConfig().to_dict(), indent=2, sort_keys=True) + "\n").encode())
+
+
 @pytest.mark.usefixtures("compiled_kernels")
 def test_batch_on_a_full_disk_writes_its_manifest_with_the_failures(tmp_path: Path) -> None:
     src = tmp_path / "src"
-    make_short_clips(src, 2, frames=10)
+    make_short_clips(src, 2, frames=60)
     before = folder_state(src)
-    # config.json (~1.1 kB) and the manifest fit; a clip's .pkl (~8 kB) does not.
-    proc = _run_batch_limited(src, tmp_path / "out", 5000)
+    # config.json and the manifest (config plus ~1.5 kB per failed clip) fit; a clip's .pkl (~30 kB) does not.
+    proc = _run_batch_limited(src, tmp_path / "out", _config_bytes() + 8000)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 3, proc.stderr
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
@@ -135,7 +142,7 @@ def test_batch_on_a_full_disk_writes_its_manifest_with_the_failures(tmp_path: Pa
 def test_batch_says_which_files_it_could_not_write_when_even_the_manifest_does_not_fit(tmp_path: Path) -> None:
     src = tmp_path / "src"
     make_short_clips(src, 1, frames=10)
-    proc = _run_batch_limited(src, tmp_path / "out", 1200)
+    proc = _run_batch_limited(src, tmp_path / "out", _config_bytes() + 64)  # the manifest holds the config and more
     lines = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert len(lines) == 1 and "manifest.json" in lines[0] and "clip_00.pkl" in lines[0], proc.stderr
