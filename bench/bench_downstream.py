@@ -169,15 +169,19 @@ def evaluate_run(run_dir: Path, library: Path, human: HumanReference, s: TrainSe
         if (row.get("iteration"), row.get("episodes"), row.get("eval_seed")) != protocol:
             row = evaluate_checkpoint(ckpt, library, human, s)
             cache.parent.mkdir(exist_ok=True)
-            atomic_write(cache, lambda tmp, r=row: tmp.write_text(json.dumps(r, indent=1)))
+            _write_json(cache, row)
         rows.append(row)
     return rows
 
 
+def _write_json(path: Path, data: dict) -> None:
+    text = json.dumps(finite_or_none(data), indent=1, allow_nan=False)  # NaN (no stance frames) as null
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
 def publish(summary: dict, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(finite_or_none(summary), indent=1, allow_nan=False)
-    atomic_write(out_dir / "summary.json", lambda tmp: tmp.write_text(text))
+    _write_json(out_dir / "summary.json", summary)
     atomic_write(out_dir / "table.md", lambda tmp: tmp.write_text(table_markdown(summary)))
     plot_curves(summary, out_dir / "curves.png")
 
