@@ -23,15 +23,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_data import SMPL_DIR
 
 from retarget.pipeline import retarget_file
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clips", type=Path, default=REPO.parent / "shared" / "data" / "smpl_video")
+    parser.add_argument("--clips", type=Path, default=SMPL_DIR)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     clips = sorted(args.clips.glob("*.npz"))

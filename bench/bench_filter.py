@@ -2,7 +2,7 @@
 
     python bench/bench_filter.py [--clips N] [--corrupt-clips kick_level1_filter,walk_level1_filter]
 
-Reads ../shared/data/smpl_video (relative to the repo root). Speed is frames of motion per
+Reads the 39 clips of tests/fixtures/smpl_video (bench/bench_data.py). Speed is frames of motion per
 second of one core, per layer, against real time (the clips are 30 Hz); retargeting is not
 counted (it is the pipeline's, measured by its own benchmark).
 """
@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import numpy as np
+from bench_data import SMPL_DIR
 
 from retarget.filter import FilterConfig, filter_result
 from retarget.filter.corruptions import all_corruptions
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "smpl_video"
+DATA = SMPL_DIR
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
     python bench/bench_quality.py [--clips N] [--json OUT.json]
 
 Every method is scored by the same metrics (:mod:`retarget.metrics`) against the SOURCE SMPL clip
-(`../shared/data/smpl_video/`); the official retargets come from `../shared/data/asap_reference/`.
+(`tests/fixtures/smpl_video/`); the official retargets come from `tests/fixtures/asap_reference/` (bench/bench_data.py).
 Ours is `retarget.pipeline.retarget_file` with its default config; the baseline is
 `bench/baseline_gmr.py` on the same scaled targets. One table: median and mean over clips of every
 metric, with ours/ASAP and ours/GMR ratios.
@@ -25,6 +25,7 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baseline_gmr import GmrBaseline
+from bench_data import DATA_ROOT
 
 from retarget.metrics import (
     ClipMetrics,
@@ -36,7 +37,7 @@ from retarget.metrics import (
 )
 from robots.registry import load_robot_spec
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+DATA = DATA_ROOT
 ASAP_PREFIX = "0-motions_raw_tairantestbed_smpl_"
 METHODS = ("ASAP official", "ours", "GMR-style")
 # (metric field, row label) in table order.

@@ -2,8 +2,7 @@
 
 Usage: python bench/bench_render.py [--clip walk_level1_filter] [--repeats 3] [--compare-full-meshes]
 
-Renders the official ASAP retarget of a real clip (../shared/data/asap_reference, else the
-vendored copy in tests/fixtures) with its source skeleton and stance markers, as
+Renders the official ASAP retarget of a real clip (tests/fixtures/asap_reference, bench/bench_data.py) with its source skeleton and stance markers, as
 `asap-retarget render --source` does, and prints frames per second, the whole clip's wall
 time against the 30 s target, and the ratio to real time (motion seconds per wall second).
 The median over repeats is reported; set-up (model build, GL context) is timed apart. CPU time
@@ -28,26 +27,22 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from bench_data import ASAP_REFERENCE_DIR, DATA_ROOT, SMPL_DIR
 
 from retarget.viz import MotionRenderer, RenderConfig, SceneConfig, load_panels
 from retarget.viz.backend import select_backend
 from retarget.viz.video import write_video
 
-REPO = Path(__file__).resolve().parent.parent
 PREFIX = "0-motions_raw_tairantestbed_smpl_"
 TARGET_S = 30.0
 
 
 def _find(clip: str) -> tuple[Path, Path]:
-    for root, ref in (
-        (REPO.parent / "shared" / "data", "asap_reference"),
-        (REPO / "tests" / "fixtures", "asap_reference"),
-    ):
-        pkl = root / ref / f"{PREFIX}video_{clip}_amass.pkl"
-        npz = root / "smpl_video" / f"video_{clip}_amass.npz"
-        if pkl.is_file() and npz.is_file():
-            return pkl, npz
-    raise SystemExit(f"clip {clip!r} not found under ../shared/data or tests/fixtures")
+    pkl = ASAP_REFERENCE_DIR / f"{PREFIX}video_{clip}_amass.pkl"
+    npz = SMPL_DIR / f"video_{clip}_amass.npz"
+    if pkl.is_file() and npz.is_file():
+        return pkl, npz
+    raise SystemExit(f"clip {clip!r} not found under {DATA_ROOT}")
 
 
 def _cpu_s() -> float:

@@ -2,7 +2,7 @@
 
     python bench/bench_speed.py [--clips N]
 
-For each of the 39 real clips (`../shared/data/smpl_video/`), times `retarget.pipeline.retarget_file`
+For each of the 39 real clips (`tests/fixtures/smpl_video/`, bench/bench_data.py), times `retarget.pipeline.retarget_file`
 (file in → robot motion out, default config) and `bench/baseline_gmr.py` (file in → motion out, same
 scaled targets), alternating per clip so both see the same machine load. The process is pinned to one
 CPU and BLAS/OpenMP pools to one thread before numpy loads. Prints per-method frames/s (median over
@@ -29,8 +29,9 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baseline_gmr import GmrBaseline
+from bench_data import DATA_ROOT
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+DATA = DATA_ROOT
 
 
 def _pin_one_core() -> int:

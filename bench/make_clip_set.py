@@ -2,7 +2,7 @@
 
     python bench/make_clip_set.py --count 500 --out /tmp/asap_clip_set
 
-Every clip comes from one of the 39 real video clips in `../shared/data/smpl_video/` (relative to
+Every clip comes from one of the 39 real video clips in `tests/fixtures/smpl_video/` (relative to
 the repo root): a random window of `--min-s`..`--max-s` seconds, mirrored left/right with
 probability 1/2, and played 0.8x, 1x or 1.25x by relabelling its frame rate. Deterministic for a
 given `--seed`. The set is written outside the repository (not committed).
@@ -18,12 +18,12 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from bench_data import SMPL_DIR
 from scipy.spatial.transform import Rotation
 
 from retarget.skeleton import neutral_skeleton
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_SOURCE = REPO.parent / "shared" / "data" / "smpl_video"
+DEFAULT_SOURCE = SMPL_DIR
 # SMPL joints that swap under mirroring (left, right).
 _LR_PAIRS = ((1, 2), (4, 5), (7, 8), (10, 11), (13, 14), (16, 17), (18, 19), (20, 21), (22, 23))
 _M_BODY = np.diag([-1.0, 1.0, 1.0])

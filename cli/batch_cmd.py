@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from click.core import ParameterSource
@@ -18,6 +19,7 @@ from rich.table import Table
 
 from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
 from cli.convert_cmd import ROBOT_FORMAT_NAMES
+from cli.options import clip_options
 
 DEFAULT_SOURCE_DIR = Path(__file__).resolve().parent.parent / "motions_raw"
 DEFAULT_BATCH_OUT = Path("asap_retarget_out")
@@ -90,6 +92,7 @@ def _clip_table(records) -> Table:
 @robot_option
 @fps_option
 @body_model_option
+@clip_options
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parallel workers [default: all cores].")
 @click.option(
     "--executor", type=click.Choice(["process", "ray", "inline"]), default="process", show_default=True,
@@ -125,9 +128,10 @@ def _clip_table(records) -> Table:
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    performed: str, fmt: str, quiet: bool, jsonl: bool,
+    performed: str, fmt: str, quiet: bool, jsonl: bool, clip_options: Any,
 ) -> None:  # fmt: skip
-    """Retarget every .npz under SOURCE_DIR (default: the bundled motions_raw/).
+    """Retarget every clip (.npz; GVHMR .pt, WHAM .pkl, TRAM hps_track_*.npy) under SOURCE_DIR (default: the
+    bundled motions_raw/).
 
     Reruns skip clips already done with the same source bytes and config and redo the rest, so a
     killed batch resumes where it stopped. Exit code: 0 all clips ok, 3 some clips failed (see the
@@ -146,7 +150,7 @@ def batch(
         from retarget.formats.registry import ROBOT_FORMATS
 
         fps = ROBOT_FORMATS[fmt].default_fps or fps  # retarget straight at the consumer's rate
-    config = make_config(robot, fps, body_model)
+    config = make_config(robot, fps, body_model, clip_options)
     options = BatchOptions(
         workers=workers or available_cores(), executor=executor, ray_address=address,
         timeout_s=timeout_s or None, force=force, combined_library=not no_library,

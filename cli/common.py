@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -22,7 +23,10 @@ body_model_option = click.option(
 )
 
 
-def make_config(robot: str, fps: float, body_model: Path | None):
+def make_config(robot: str, fps: float, body_model: Path | None, source: Any = None):
     from retarget.config import RetargetConfig
+    from retarget.readers.source import SourceOptions
 
-    return RetargetConfig(robot=robot, fps_out=fps, body_model_dir=None if body_model is None else str(body_model))
+    return RetargetConfig(robot=robot, fps_out=fps, body_model_dir=None if body_model is None else str(body_model),
+                          source=source or SourceOptions())  # fmt: skip
+

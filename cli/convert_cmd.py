@@ -7,11 +7,12 @@ from pathlib import Path
 import click
 
 from cli.common import console, err_console
+from cli.options import clip_options
 
 # The names of retarget.formats.registry.ROBOT_FORMATS (a test keeps them equal); listed here so
 # that `--help` does not import the formats.
 ROBOT_FORMAT_NAMES = ("asap", "beyondmimic", "mjlab", "holosoma", "gmr", "csv")
-_INPUT_FORMATS = ROBOT_FORMAT_NAMES + ("bvh", "joints", "amass")
+_INPUT_FORMATS = ROBOT_FORMAT_NAMES + ("bvh", "joints", "amass", "gvhmr", "wham", "tram")
 _BVH_UNITS = ("m", "cm", "mm", "inch", "cmu")
 
 
@@ -41,10 +42,11 @@ _BVH_UNITS = ("m", "cm", "mm", "inch", "cmu")
 @click.option("--csv-header", is_flag=True,
               help="CSV: add a '#' line stating order, rate, robot and joints (Unitree's own CSVs have none).")
 @click.option("--no-csv-header", is_flag=True, hidden=True)  # the default now; kept so old scripts run
+@clip_options
 def convert(source: Path, legacy_output: Path | None, output: Path | None, to, source_format, robot, fps, quat_order,
-            in_fps, clip, ground, bvh_unit, csv_header, no_csv_header) -> None:  # fmt: skip
+            in_fps, clip, ground, bvh_unit, csv_header, no_csv_header, clip_options) -> None:  # fmt: skip
     """Convert SOURCE (ASAP .pkl, BeyondMimic/mjlab/holosoma .npz, CSV, GMR .pkl; or BVH / joint positions /
-    AMASS, which are retargeted) into -o OUTPUT."""
+    AMASS / GVHMR, WHAM, TRAM results, which are retargeted) into -o OUTPUT."""
     from retarget.formats.base import FormatOptions
     from retarget.formats.convert import ConvertConfig, convert_file
     from retarget.readers.bvh import BvhConfig
@@ -58,7 +60,7 @@ def convert(source: Path, legacy_output: Path | None, output: Path | None, to, s
         raise click.UsageError("--csv-header and --no-csv-header contradict each other")
     options = FormatOptions(quat_order=quat_order, csv_fps=in_fps, csv_header=csv_header, clip=clip, ground=ground)
     config = ConvertConfig(to=to, source_format=source_format, robot=robot, fps=fps, options=options,
-                           bvh=BvhConfig(unit=bvh_unit))  # fmt: skip
+                           bvh=BvhConfig(unit=bvh_unit), source=clip_options)  # fmt: skip
     report = convert_file(source, output, config)
     how = "retargeted" if report.retargeted else "converted"
     order = f", root quaternion {quat_order or 'xyzw'}" if report.output_format == "csv" else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -11,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from cli.common import console
-from cli.options import emit_json, json_option, robot_option
+from cli.options import clip_options, emit_json, json_option, robot_option
 
 # (metric field, column header, format) shown in the table; the JSON has every field.
 _COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -59,12 +60,13 @@ def metrics_table(title: str, clips, summary) -> Table:
 )
 @json_option("the report (every metric of every clip)")
 @robot_option(detect=True)
-def eval_(library: Path, source: Path, json_out: Path | None, robot: str | None) -> None:
+@clip_options
+def eval_(library: Path, source: Path, json_out: Path | None, robot: str | None, clip_options: Any) -> None:
     """Score every clip of a motion LIBRARY (.pkl, ours or ASAP's) against its source SMPL clip."""
     from retarget.metrics import MetricsConfig, evaluate_library, report_dict, summarize
 
     config = MetricsConfig()
-    clips = evaluate_library(library, source, robot=robot, config=config)
+    clips = evaluate_library(library, source, robot=robot, config=config, source_options=clip_options)
     if json_out is not None and emit_json(json_out, report_dict(clips, config, library=str(library), source=str(source))):
         return
     # Off a terminal rich assumes 80 columns, too narrow for 13 columns: print logs at full width.

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
 
 from cli.common import console, err_console, make_config
-from cli.options import emit_json, json_option, retarget_options
+from cli.options import clip_options, emit_json, json_option, retarget_options
 
 LAYERS = ("kinematic", "dynamic", "replay", "controller")
 DEFAULT_LAYERS = ("kinematic", "dynamic", "replay")
@@ -27,27 +28,31 @@ DEFAULT_LAYERS = ("kinematic", "dynamic", "replay")
 )
 @click.option("--replay-decides", is_flag=True, help="Let a replay failure trim or reject (off: reported only).")
 @retarget_options
+@clip_options
 def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bool, robot: str, fps: float,
-            body_model: Path | None) -> None:  # fmt: skip
-    """Retarget and physics-filter one AMASS .npz clip or every .npz under a folder.
+            body_model: Path | None, clip_options: Any) -> None:  # fmt: skip
+    """Retarget and physics-filter one human clip (AMASS .npz or a video-pose result) or every clip under a folder.
 
     Prints one row per clip: verdict (keep / trim / reject), the first failing check, its figure
     against its threshold, and the frames kept. Exit 1 if a clip could not be read."""
     from dataclasses import replace
 
+    from retarget.batch import find_clips
     from retarget.errors import AsapRetargetError, MotionFileError
     from retarget.filter import FilterConfig, filter_clip
+    from retarget.readers.source import CLIP_SUFFIXES
+    from retarget.readers.tram import is_tram_folder
 
     chosen = tuple(x.strip() for x in layers.split(",") if x.strip())
     unknown = [x for x in chosen if x not in LAYERS]
     if unknown:
         raise click.UsageError(f"unknown layer(s) {unknown}; valid choices: {', '.join(LAYERS)}")
     if source.is_dir():
-        clips = sorted(source.rglob("*.npz"))
+        clips = [source] if is_tram_folder(source) else find_clips(source)
         if not clips:
-            raise MotionFileError(source, "holds no .npz clips")
-    elif source.exists() and source.suffix.lower() != ".npz":
-        raise MotionFileError(source, f"is a {source.suffix or 'extension-less'} file; filter reads AMASS .npz clips "
+            raise MotionFileError(source, "holds no clips (.npz, or .pt/.pkl/.npy video-pose results)")
+    elif source.exists() and source.suffix.lower() not in CLIP_SUFFIXES:
+        raise MotionFileError(source, f"is a {source.suffix or 'extension-less'} file; filter reads human clips "
                                       "(it retargets them itself) or a folder of them")  # fmt: skip
     elif source.exists():
         clips = [source]
@@ -55,7 +60,7 @@ def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bo
         raise MotionFileError(source, "does not exist (expected an AMASS .npz clip or a folder of them)")
     config = FilterConfig(layers=chosen)
     config = replace(config, replay=replace(config.replay, decides=replay_decides))
-    retarget_config = make_config(robot, fps, body_model)  # as `batch` retargets
+    retarget_config = make_config(robot, fps, body_model, clip_options)  # as `batch` retargets
     verdicts, errors = [], []
     for clip in clips:
         try:

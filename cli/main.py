@@ -43,9 +43,9 @@ def _register() -> None:
     from cli.loop_cmd import loop
     from cli.play_cmd import play
     from cli.render_cmd import render
-    from cli.sim2sim_cmd import sim2sim
     from cli.report_cmd import report
     from cli.retarget_cmd import retarget
+    from cli.sim2sim_cmd import sim2sim
     from cli.summary_cmd import summary
     from cli.train_cmd import train
 

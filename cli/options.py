@@ -9,6 +9,7 @@ mean the same everywhere. Old spellings stay as hidden aliases (:class:`AliasedO
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -109,3 +110,37 @@ def resolve_policy(option_value: Path | None, positional: Path | None) -> Path:
     if chosen is None:
         raise click.UsageError("missing option '--policy' (a run folder or checkpoint)")
     return chosen
+
+
+_CLIP_OPTIONS = (
+    click.option("--person", type=click.IntRange(min=0), default=None,
+                 help="Video-pose results with several people: the track id (default: the longest track; "
+                 "`inspect FILE` lists them)."),
+    click.option("--video-fps", type=click.FloatRange(min=0, min_open=True), default=None,
+                 help="Frame rate of the video behind a WHAM/TRAM result [Hz] (not stored in them; default 30)."),
+    click.option("--up-axis", type=click.Choice(["y", "z"]), default=None,
+                 help="World up axis of a video-pose result (default: the estimator's, y for GVHMR, WHAM, TRAM)."),
+    click.option("--level-floor/--no-level-floor", default=True, show_default=True,
+                 help="Estimate the floor from the planted feet; level and ground a tilted clip."),
+    click.option("--smooth-hz", type=click.FloatRange(min=0), default=None,
+                 help="Low-pass cut-off against video jitter [Hz] (default: 6 for video-pose results, off for "
+                 "other clips; 0: off)."),
+)  # fmt: skip
+
+
+def clip_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """How a human clip is read (--person, --video-fps, --up-axis, --level-floor, --smooth-hz), passed to the
+    command as one `clip_options` argument (a SourceOptions)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, person: int | None, video_fps: float | None, up_axis: str | None, level_floor: bool,
+                smooth_hz: float | None, **kwargs: Any) -> Any:  # fmt: skip
+        from retarget.readers.source import SourceOptions
+
+        options = SourceOptions(person=person, video_fps=video_fps, up_axis=up_axis, level_floor=level_floor,
+                                smooth_hz=smooth_hz)  # fmt: skip
+        return func(*args, clip_options=options, **kwargs)
+
+    for option in reversed(_CLIP_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from cli.common import console
-from cli.options import robot_option
+from cli.options import clip_options, robot_option
 from cli.progress import progress_bar
 
 
@@ -25,7 +25,7 @@ from cli.progress import progress_bar
     "--source",
     type=click.Path(path_type=Path),
     default=None,
-    help="The clip's source SMPL .npz: draws the human skeleton and its stance.",
+    help="The clip's source (SMPL .npz or a video-pose result): draws the human skeleton and its stance.",
 )
 @click.option(
     "--compare",
@@ -54,7 +54,8 @@ from cli.progress import progress_bar
     "--frame", "still_frame", type=int, default=None, help="With -o X.png: the frame to draw (default: the middle)."
 )
 @click.option("--max-frames", type=click.IntRange(min=1), default=None, help="Render only the first N frames.")
-def render(library, output, clip, source, compare, width, height, fps, camera, skeleton_offset, robot, still_frame, max_frames) -> None:  # fmt: skip
+@clip_options
+def render(library, output, clip, source, compare, width, height, fps, camera, skeleton_offset, robot, still_frame, max_frames, clip_options) -> None:  # fmt: skip
     """Render a clip of a motion LIBRARY (.pkl) with MuJoCo offscreen (no display or GPU needed)."""
     from retarget.viz import RenderConfig, parse_camera, render_library_clip
 
@@ -63,6 +64,7 @@ def render(library, output, clip, source, compare, width, height, fps, camera, s
     )
     with progress_bar("render", "frames") as update:
         summary = render_library_clip(library, output, clip, source, compare, config, robot, max_frames, still_frame,
+                                      source_options=clip_options,
                                       on_frame=lambda done, total: update(done, total, str(output)))  # fmt: skip
     console.print(
         f"wrote {summary.output}: {summary.frames} frames at {summary.fps:g} Hz, {summary.width_px}x{summary.height_px}, "

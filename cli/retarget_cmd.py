@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import click
 
 from cli.common import body_model_option, console, err_console, fps_option, make_config, robot_option
 from cli.convert_cmd import ROBOT_FORMAT_NAMES
+from cli.options import clip_options
 
 
 @click.command()
@@ -28,19 +30,26 @@ from cli.convert_cmd import ROBOT_FORMAT_NAMES
 @robot_option
 @fps_option
 @body_model_option
+@clip_options
 def retarget(
-    clip: Path, output: Path, fmt: str | None, quat_order: str | None, robot: str, fps: float, body_model: Path | None
-) -> None:
-    """Retarget one AMASS-layout CLIP (.npz) into an ASAP .pkl (or another robot motion format)."""
+    clip: Path, output: Path, fmt: str | None, quat_order: str | None, robot: str, fps: float, body_model: Path | None,
+    clip_options: Any,
+) -> None:  # fmt: skip
+    """Retarget one human CLIP (AMASS .npz, BVH, GVHMR .pt, WHAM .pkl, TRAM .npy or folder) into an ASAP .pkl
+    (or another robot motion format)."""
     from retarget.formats import FormatOptions, output_format, write_motion
     from retarget.formats.registry import FormatNote
-    from retarget.pipeline import retarget_file
+    from retarget.pipeline import retarget_sequence
+    from retarget.readers.source import load_clip
     from robots.registry import load_robot_spec
 
-    config = make_config(robot, fps, body_model)
+    config = make_config(robot, fps, body_model, clip_options)
     spec = load_robot_spec(robot)
     output_format(output, fmt)  # an unusable extension fails before the work, not after
-    result = retarget_file(clip, config)
+    loaded = load_clip(clip, config.source)
+    for line in loaded.notes:
+        console.print(f"{clip}: {line}", highlight=False)
+    result = retarget_sequence(loaded.seq, config)
     with warnings.catch_warnings(record=True) as notes:  # e.g. a 23-dof motion widened for a 29-dof consumer
         warnings.simplefilter("always", FormatNote)
         write_motion(output, result.motion, spec, fmt, FormatOptions(quat_order=quat_order))

@@ -78,7 +78,7 @@ def motion_qpos(motion: RobotMotion, robot: RobotSpec | str, model: mujoco.MjMod
 
 def _fps_value(fps: float) -> int | float:
     # ASAP's own files store an int; keep that when the rate is integral, else the true rate.
-    return int(round(fps)) if abs(fps - round(fps)) < 1e-9 else float(fps)
+    return round(fps) if abs(fps - round(fps)) < 1e-9 else float(fps)
 
 
 def motion_to_asap_dict(motion: RobotMotion, robot: RobotSpec) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TextIO
 
 from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
 from retarget.batch_export import BATCH_FORMATS, ExportResult, export_clips
@@ -50,6 +51,9 @@ from retarget.config import RetargetConfig
 from retarget.errors import ConfigError, MotionFileError
 from retarget.formats.asap import asap_clip_key
 from robots.registry import load_robot_spec
+
+# AMASS clips, and the result files of video-pose estimators (GVHMR .pt, WHAM .pkl, TRAM tracks).
+_CLIP_PATTERNS = ("*.npz", "*.pt", "*.pkl", "hps_track_*.npy")
 
 __all__ = [
     "COMBINED_LIBRARY_NAME",
@@ -148,13 +152,13 @@ class BatchResult:
 
 
 def find_clips(source_dir: Path) -> list[Path]:
-    """Every `*.npz` under `source_dir`, sorted. Entries that are not readable files (a folder
+    """Every clip file under `source_dir` (`*.npz`, and video-pose results: `*.pt`, `*.pkl`, `hps_track_*.npy`), sorted. Entries that are not readable files (a folder
     named `x.npz`, a dangling link) are kept so the batch reports them instead of hiding them."""
     source_dir = Path(source_dir)
     if not source_dir.is_dir():
         raise MotionFileError(source_dir, "is not a directory of .npz clips")
     found = []
-    for path in sorted(source_dir.rglob("*.npz")):
+    for path in sorted(p for pattern in _CLIP_PATTERNS for p in source_dir.rglob(pattern)):
         if path.is_dir() and any(path.rglob("*.npz")):
             continue  # a folder that merely ends in .npz and holds clips: its clips are listed themselves
         found.append(path)
@@ -193,18 +197,18 @@ class _BatchLock:
 
     def __init__(self, out_dir: Path):
         self.path = out_dir / LOCK_NAME
-        self.fh = None
+        self.fh: TextIO | None = None
 
     def __enter__(self):
         try:
             import fcntl
         except ImportError:  # no flock on this platform: run unlocked
             return self
-        self.fh = open(self.path, "a")
+        self.fh = fh = open(self.path, "a")
         try:
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            self.fh.close()
+            fh.close()
             raise BatchError(
                 f"{self.path.parent}: another batch is writing to this folder ({LOCK_NAME} is locked)"
             ) from exc
@@ -280,7 +284,7 @@ def run_batch(
             except OSError:
                 sha = ""  # the worker reports why it cannot be read
             previous = read_record(out_dir / RECORDS_DIR / f"{name}.json")
-            if not options.force and is_current(previous, sha, identity, out_dir):
+            if not options.force and previous is not None and is_current(previous, sha, identity, out_dir):
                 emit("skipped", i, replace(previous, source=str(source)))
                 continue
             yield replace(job, source_sha256=sha)

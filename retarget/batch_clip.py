@@ -32,7 +32,7 @@ from retarget.batch_record import CLIPS_DIR, STATUS_FAILED, STATUS_OK, ClipRecor
 from retarget.config import RetargetConfig
 from retarget.errors import AsapRetargetError
 from retarget.pipeline import RetargetResult, retarget_sequence
-from retarget.readers.amass import read_amass_npz
+from retarget.readers.source import load_clip
 from retarget.smpl_sequence import SmplSequence
 from robots.registry import load_robot_spec
 
@@ -194,12 +194,13 @@ def retarget_clip(job: ClipJob) -> ClipOutcome:
         if not stat.S_ISREG(os.stat(source).st_mode):
             # A folder or a FIFO named like a clip: opening a FIFO would block until the timeout.
             kind = "a directory" if source.is_dir() else "not a regular file"
-            return failed_outcome(job, f"{source}: is {kind}, expected an AMASS .npz file", source_sha256="")
+            return failed_outcome(job, f"{source}: is {kind}, expected a clip file", source_sha256="")
         sha = file_sha256(source)
     except OSError as exc:
         return failed_outcome(job, f"{source}: cannot read ({exc.strerror or exc})", source_sha256="")
     try:
-        seq = read_amass_npz(source)
+        clip = load_clip(source, job.config.source)
+        seq = clip.seq
         result = retarget_sequence(seq, job.config)
         motion = result.motion
         metrics = {
@@ -207,6 +208,7 @@ def retarget_clip(job: ClipJob) -> ClipOutcome:
             "max_match_error_mm": float(result.match_error_m.max() * 1000.0),
             "ik_iterations_mean": float(result.ik_iterations.mean()),
             "ground_offset_m": float(result.ground_offset_m),
+            **(clip.floor.manifest_metrics() if clip.floor is not None else {}),
         }
         verdicts: dict[str, str] = {}
         extra: dict[str, RobotMotion] = {}

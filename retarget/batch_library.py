@@ -91,7 +91,7 @@ def build_combined_library(out_dir: Path, records: list[ClipRecord], previous: d
     path = out_dir / COMBINED_LIBRARY_NAME
     digest = library_inputs_digest(ok)
     current = previous and previous.get("inputs_digest") == digest and path.is_file()
-    if current and file_sha256(path) == previous.get("sha256"):
+    if current and previous is not None and file_sha256(path) == previous.get("sha256"):
         return previous
     write_streamed_library(path, _clips_from(out_dir, ok))
     return {"path": COMBINED_LIBRARY_NAME, "clips": len(ok), "inputs_digest": digest, "sha256": file_sha256(path)}

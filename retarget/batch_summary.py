@@ -45,8 +45,8 @@ def load_records(out_dir: Path) -> tuple[list[ClipRecord], bool]:
     manifest = read_manifest(out_dir)
     if manifest is not None and isinstance(manifest.get("clips"), list):
         return [ClipRecord.from_json_dict(row) for row in manifest["clips"]], True
-    records = [read_record(p) for p in sorted((out_dir / RECORDS_DIR).glob("*.json"))]
-    records = [r for r in records if r is not None]
+    read = [read_record(p) for p in sorted((out_dir / RECORDS_DIR).glob("*.json"))]
+    records = [r for r in read if r is not None]
     if not records:
         raise BatchSummaryError(f"{out_dir}: no {MANIFEST_JSON} and no {RECORDS_DIR}/*.json; not a batch output folder")
     return records, False

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from retarget.contacts import ContactConfig
 from retarget.errors import ConfigError
 from retarget.ik import IkConfig
+from retarget.readers.source import SourceOptions
 from retarget.sequence_ik import SequenceIkConfig
 
 SOLVERS = ("sequence", "per_frame")
@@ -34,6 +35,8 @@ class RetargetConfig:
     """Human foot-stance detection thresholds."""
     ik: IkConfig = field(default_factory=IkConfig)
     """Per-frame IK weights and stopping rules (solver='per_frame')."""
+    source: SourceOptions = field(default_factory=SourceOptions)
+    """How the clip file is read: person, video frame rate, up axis, floor levelling."""
 
     def __post_init__(self) -> None:
         if self.solver not in SOLVERS:

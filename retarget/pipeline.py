@@ -13,7 +13,7 @@ from retarget.asap_pkl import RobotMotion
 from retarget.config import RetargetConfig
 from retarget.contacts import detect_foot_contacts
 from retarget.ik import FrameByFrameIK
-from retarget.readers.amass import read_amass_npz
+from retarget.readers.source import read_clip
 from retarget.resample import resample_sequence
 from retarget.rotations import matrix_to_quat
 from retarget.scaling import compute_limb_scales, scale_joints
@@ -149,5 +149,5 @@ def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig
 
 
 def retarget_file(path: str | Path, config: RetargetConfig = RetargetConfig()) -> RetargetResult:
-    """Read an AMASS-layout clip and retarget it."""
-    return retarget_sequence(read_amass_npz(path), config)
+    """Read a human clip (any format of :mod:`retarget.readers.source`) and retarget it."""
+    return retarget_sequence(read_clip(path, config.source), config)

@@ -70,9 +70,8 @@ def safe_load(path: str | Path) -> Any:
     if not path.exists():
         raise MotionFileError(path, "file does not exist")
     try:
-        with open(path, "rb") as raw:
-            with joblib_pickle._validate_fileobject_and_memmap(raw, str(path), None) as (fobj, _):
-                return _RestrictedUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
+        with open(path, "rb") as raw, joblib_pickle._validate_fileobject_and_memmap(raw, str(path), None) as (fobj, _):
+            return _RestrictedUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
     except MotionFileError:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, OSError) as exc:

@@ -51,17 +51,18 @@ def test_sigkilled_batch_resumes_to_identical_outputs(tmp_path):
     progress: list[int] = []  # clips committed after each attempt
     for attempt in range(3 * KILLS):
         committed = _committed(out) if out.exists() else {}
-        # Kill once this many clips are done (10: in the final phase). The first kill always lands mid-batch,
-        # whatever the machine's speed; the others at random moments.
+        # Kill once this many clips are done (10: in the final phase); the first kill lands mid-batch. The moment is
+        # set by progress (records written), never by a sleep: SIGSTOP freezes the driver and its workers the
+        # moment the count is seen, so a fast machine cannot finish the batch before the kill and a slow one is
+        # not killed early.
         target = 3 if attempt == 0 else rng.randint(len(committed), 10)
-        extra_s = 0.0 if attempt == 0 else rng.uniform(0.0, 0.4)
         proc = _start(src, out)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # a hung batch fails the test; it is not a speed limit
         while proc.poll() is None and time.monotonic() < deadline:
             if out.exists() and len(list((out / "records").glob("*.json"))) >= target:
+                os.killpg(proc.pid, signal.SIGSTOP)
                 break
-            time.sleep(0.02)
-        time.sleep(extra_s)
+            time.sleep(0.005)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-whatever
             kills += 1

@@ -91,8 +91,9 @@ def test_tiny_ppo_run_improves_the_replay_reward_and_saves_a_delta_file(soft_tra
     before = mean_replay_reward(soft_trajs, None, env_cfg)
     model, rows = fit_ppo_delta(soft_trajs, cfg)
     after = mean_replay_reward(soft_trajs, model, env_cfg)
-    # measured 0.9200 → 0.9236 (seeds 1–3: 0.9230, 0.9255, 0.9279; the 200-iteration run: README)
-    assert after > before + 0.002, (before, after, [r["mean_step_reward"] for r in rows])
+    # measured 0.9199 → 0.9236 (seeds 0–4 gain 0.0031–0.0084; the 200-iteration run: README); the bar is half the
+    # smallest of those gains.
+    assert after > before + 0.0015, (before, after, [r["mean_step_reward"] for r in rows])
     back = LearnedDelta.load(model.save(tmp_path / "ppo_delta.pt"))
     traj = soft_trajs[0]
     args = (traj.pd_target[5], traj.dof_pos[5], traj.dof_vel[5], traj.root_quat_w[5], traj.root_ang_vel_w[5])

@@ -141,9 +141,12 @@ def test_animated_webp(tmp_path):
     from retarget.viz import RenderConfig, render_library_clip
 
     out = tmp_path / "walk.webp"
-    render_library_clip(asap_reference(CLIP), out, config=RenderConfig(width_px=96, height_px=72), max_frames=3)
+    progress: list[tuple[int, int]] = []
+    render_library_clip(asap_reference(CLIP), out, config=RenderConfig(width_px=96, height_px=72), max_frames=3,
+                        on_frame=lambda done, total: progress.append((done, total)))  # fmt: skip
     with Image.open(out) as im:
         assert im.size == (96, 72) and im.n_frames == 3
+    assert progress == [(0, 3), (1, 3), (2, 3), (3, 3)]  # before the first frame, then after each
 
 
 def test_cli_render_side_by_side(tmp_path):

@@ -181,6 +181,16 @@ def test_report_in_headless_chromium(batch_report, tmp_path):
     assert im.size[0] >= 1000 and pixels.std() > 20  # a page, not a blank canvas
 
 
+def test_report_progress_names_each_clip_before_its_work(tmp_path):
+    from retarget.viz.report import ReportConfig, build_report
+
+    out = _make_batch(tmp_path / "batch")
+    calls: list[tuple[int, int, str]] = []
+    build_report(out, ReportConfig(preview_frames=0, plots=False), on_clip=lambda *a: calls.append(a))
+    assert [c[:2] for c in calls] == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+    assert {c[2] for c in calls[:4]} == {*(f"video_{n}_amass" for n in CLIPS), "broken"}
+
+
 def test_report_header_rounds_figures_and_leaves_out_empty_ones():
     from retarget.viz.report_html import meta_line
 

@@ -28,7 +28,7 @@ from retarget.filter.replay import replay_range
 from retarget.filter.robot_checks import check_robot
 from retarget.filter.verdict import KEEP, REJECT, TRIM, CheckResult, Verdict
 from retarget.pipeline import RetargetResult, retarget_sequence
-from retarget.readers.amass import read_amass_npz
+from retarget.readers.source import read_clip
 from retarget.resample import resample_sequence
 from retarget.smpl_sequence import SmplSequence
 from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
@@ -172,4 +172,4 @@ def filter_clip(
     path: str | Path, config: FilterConfig = FilterConfig(), retarget_config: RetargetConfig = RetargetConfig()
 ) -> Verdict:
     """Read an AMASS-layout clip, retarget it and return the filter's verdict."""
-    return filter_sequence(read_amass_npz(path), config, retarget_config)[1]
+    return filter_sequence(read_clip(path, retarget_config.source), config, retarget_config)[1]

@@ -20,6 +20,7 @@ from retarget.formats.registry import (
     target_robot,
 )
 from retarget.readers.bvh import BvhConfig
+from retarget.readers.source import VIDEO_FORMATS, SourceOptions, read_clip
 from robots.registry import load_robot_spec
 
 
@@ -41,6 +42,8 @@ class ConvertConfig:
     """Format options (CSV quaternion order and rate, clip, grounding)."""
     bvh: BvhConfig = field(default_factory=BvhConfig)
     """BVH interpretation (unit)."""
+    source: SourceOptions = field(default_factory=SourceOptions)
+    """Video-pose results: person, video frame rate, up axis, floor levelling."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ def _read_human(path: Path, fmt: str, config: ConvertConfig, robot: str, fps_out
         seq = read_bvh_as_smpl(path, config.bvh)
     elif fmt == "joints":
         seq = read_joint_positions_as_smpl(path)
+    elif fmt in VIDEO_FORMATS:
+        seq = read_clip(path, config.source)
     else:
         seq = read_amass_npz(path)
     result = retarget_sequence(seq, RetargetConfig(robot=robot, fps_out=fps_out))

@@ -15,7 +15,6 @@ from retarget.resample import interpolation_weights, sample_times
 from retarget.rotations import quat_slerp
 from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec, robot_for_dof_count
 
-
 robot_for_dof = robot_for_dof_count  # the name the format readers use
 
 

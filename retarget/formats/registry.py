@@ -75,7 +75,7 @@ ROBOT_FORMATS: dict[str, RobotFormat] = {
                     "Unitree CSV: root pos, root quat xyzw (wxyz: ProtoMotions), 29 joints, no header, 30 Hz"),
     )
 }  # fmt: skip
-HUMAN_FORMATS: tuple[str, ...] = ("bvh", "joints", "amass")
+HUMAN_FORMATS: tuple[str, ...] = ("bvh", "joints", "amass", "gvhmr", "wham", "tram")
 """Human motion inputs: they are retargeted, not converted."""
 ALL_FORMATS: tuple[str, ...] = tuple(ROBOT_FORMATS) + HUMAN_FORMATS
 
@@ -121,10 +121,17 @@ def _npz_keys(path: Path) -> set[str]:
 
 def detect_input_format(path: str | Path) -> str:
     """The format of an existing file, from its extension and, for .npz/.pkl, its keys."""
+    from retarget.readers.tram import is_tram_folder
+    from retarget.readers.wham import is_wham_file
+
     path = Path(path)
+    if is_tram_folder(path):
+        return "tram"
     if not path.is_file():
         raise MotionFileError(path, "file does not exist")
     ext = path.suffix.lower()
+    if ext in (".pt", ".npy"):
+        return {".pt": "gvhmr", ".npy": "tram"}[ext]
     if ext == ".csv":
         return "csv"
     if ext == ".bvh":
@@ -143,11 +150,13 @@ def detect_input_format(path: str | Path) -> str:
             "(joints_w), AMASS (poses/trans)"
         )
     if ext == ".pkl":
+        if is_wham_file(path):
+            return "wham"
         data = safe_load(path)
         if isinstance(data, dict) and set(gmr_pkl.REQUIRED_KEYS) <= set(data):
             return "gmr"
         return "asap"
-    raise MotionFileError(path, f"unknown extension {ext!r}; known: .pkl, .npz, .csv, .bvh")
+    raise MotionFileError(path, f"unknown extension {ext!r}; known: .pkl, .npz, .csv, .bvh, .pt (GVHMR), .npy (TRAM)")
 
 
 def output_format(path: str | Path, fmt: str | None = None) -> str:

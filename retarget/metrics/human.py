@@ -15,7 +15,8 @@ import numpy as np
 
 from retarget.contacts import ContactConfig, detect_foot_contacts
 from retarget.errors import MotionFileError
-from retarget.readers.amass import read_amass_npz
+from retarget.readers.source import CLIP_SUFFIXES, SourceOptions, read_clip
+from retarget.readers.tram import is_tram_folder
 from retarget.resample import resample_sequence
 from retarget.skeleton import smpl_forward_kinematics
 
@@ -49,9 +50,11 @@ class HumanReference:
         return HumanReference(self.joints_w[:count], self.stance[:count], self.fps)
 
 
-def load_human_reference(path: str | Path, fps: float, contacts: ContactConfig = ContactConfig()) -> HumanReference:
-    """Read an AMASS-layout clip, resample it to `fps` [Hz] and run SMPL FK (neutral skeleton)."""
-    seq = resample_sequence(read_amass_npz(path), fps)
+def load_human_reference(
+    path: str | Path, fps: float, contacts: ContactConfig = ContactConfig(), source: SourceOptions | None = None
+) -> HumanReference:
+    """Read a human clip (as the retargeter reads it), resample it to `fps` [Hz] and run SMPL FK (neutral skeleton)."""
+    seq = resample_sequence(read_clip(path, source or SourceOptions()), fps)
     joints_w, _ = smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)
     return HumanReference.from_joints(joints_w, seq.fps, contacts)
 
@@ -66,11 +69,11 @@ def find_source_clip(clip_name: str, source: str | Path) -> Path:
     folder whose stem is the clip name, the clip name without ASAP's key prefix, or the longest stem the
     clip name ends with (after a separator)."""
     source = Path(source)
-    if source.is_file():
+    if source.is_file() or is_tram_folder(source):
         return source
     if not source.is_dir():
         raise MotionFileError(source, "source does not exist; expected an AMASS .npz clip or a folder of them")
-    stems = {p.stem: p for p in source.glob("*.npz")}
+    stems = {p.stem: p for p in sorted(source.iterdir()) if p.suffix.lower() in CLIP_SUFFIXES}
     for candidate in (clip_name, source_stem(clip_name)):
         if candidate in stems:
             return stems[candidate]

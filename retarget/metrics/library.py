@@ -16,6 +16,7 @@ from retarget.errors import MotionFileError
 from retarget.metrics.clip import ClipMetrics, evaluate_motion, numeric_fields
 from retarget.metrics.config import MetricsConfig
 from retarget.metrics.human import find_source_clip, load_human_reference
+from retarget.readers.source import SourceOptions
 from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec, robot_for_dof_count  # noqa: F401 (re-exported)
 
 
@@ -45,6 +46,7 @@ def evaluate_library(
     source: str | Path,
     robot: str | None = None,
     config: MetricsConfig = MetricsConfig(),
+    source_options: SourceOptions | None = None,
 ) -> list[ClipMetrics]:
     """Metrics of every clip in an ASAP `.pkl` library against its source `.npz` (a file, or a folder
     in which each clip's source is found by name; see :func:`find_source_clip`)."""
@@ -63,7 +65,7 @@ def evaluate_library(
             raise MotionFileError(library, f"clip {key!r} has {motion.dof_pos.shape[1]} joints, {spec.name} has "
                                   f"{spec.num_dof}")  # fmt: skip
         src = find_source_clip(key, source)
-        human = load_human_reference(src, motion.fps, config.contacts)
+        human = load_human_reference(src, motion.fps, config.contacts, source_options)
         try:
             results.append(evaluate_motion(motion, human, spec, config))
         except MotionFileError as exc:

@@ -4,6 +4,7 @@ and the source human skeleton recomputed from the clip's SMPL file."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from retarget.asap_pkl import (
 from retarget.contacts import FootContacts, detect_foot_contacts
 from retarget.errors import MotionFileError
 from robots.registry import load_robot_spec, robot_for_dof_count
+
+if TYPE_CHECKING:
+    from retarget.readers.source import SourceOptions
 
 
 def _matches(key: str, clip: str) -> bool:
@@ -55,20 +59,22 @@ def robot_for_motion(motion: RobotMotion, robot: str | None = None) -> str:
     return robot_for_dof_count(motion.dof_pos.shape[1]).name
 
 
-def source_skeleton_joints(source: str | Path, fps: float, robot_name: str, num_frames: int) -> np.ndarray:
+def source_skeleton_joints(
+    source: str | Path, fps: float, robot_name: str, num_frames: int, options: SourceOptions | None = None
+) -> np.ndarray:
     """(num_frames, 24, 3) [m] the source clip's SMPL joints, scaled to the robot as the retargeter
     scales them (per-limb factors, root path by the leg ratio), standing on z = 0.
 
     The clip is resampled to the motion's rate; a length that differs by rounding is padded
     with the last frame or cut.
     """
-    from retarget.readers.amass import read_amass_npz
+    from retarget.readers.source import SourceOptions, read_clip
     from retarget.resample import resample_sequence
     from retarget.scaling import compute_limb_scales, scale_joints
     from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics
     from robots.mujoco_model import build_mujoco_model
 
-    seq = resample_sequence(read_amass_npz(source), fps)
+    seq = resample_sequence(read_clip(source, options or SourceOptions()), fps)
     skeleton = neutral_skeleton()
     joints_w, _ = smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w, skeleton)
     robot = load_robot_spec(robot_name)

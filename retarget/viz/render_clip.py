@@ -11,6 +11,7 @@ import numpy as np
 
 from retarget.asap_pkl import RobotMotion
 from retarget.errors import ConfigError, MotionFileError
+from retarget.readers.source import SourceOptions
 from retarget.viz.motion_input import (
     human_contacts,
     load_robot_motion,
@@ -37,12 +38,15 @@ class RenderSummary:
     """Wall time including set-up and encoding [s]."""
 
 
-def make_panel(motion: RobotMotion, label: str, source: Path | None, robot: str | None = None) -> Panel:
+def make_panel(
+    motion: RobotMotion, label: str, source: Path | None, robot: str | None = None,
+    source_options: SourceOptions | None = None,
+) -> Panel:  # fmt: skip
     """A panel for `motion`, with its source skeleton and human stance when they are known."""
     robot_name = robot_for_motion(motion, robot)
     skeleton = None
     if source is not None:
-        skeleton = source_skeleton_joints(source, motion.fps, robot_name, motion.num_frames)
+        skeleton = source_skeleton_joints(source, motion.fps, robot_name, motion.num_frames, source_options)
     return Panel(motion, robot_name, label, skeleton, human_contacts(motion, skeleton))
 
 
@@ -62,12 +66,13 @@ def load_panels(
     source: Path | None = None,
     compare: Path | None = None,
     robot: str | None = None,
+    source_options: SourceOptions | None = None,
 ) -> list[Panel]:
     """The panel of `clip` in `library` and, with `compare`, the same clip from the other library."""
     library = Path(library)
     motion = load_robot_motion(library, clip)
     label, compare_label = _labels(library, None if compare is None else Path(compare))
-    panels = [make_panel(motion, label, source, robot)]
+    panels = [make_panel(motion, label, source, robot, source_options)]
     if compare is not None:
         try:
             other = load_robot_motion(compare, clip or motion.name)
@@ -76,7 +81,7 @@ def load_panels(
                 raise
             # Our clip key is the source stem; the other library may prefix it (ASAP's keys do).
             other = load_robot_motion(compare, display_name(motion.name))
-        panels.append(make_panel(other, compare_label, source, panels[0].robot))
+        panels.append(make_panel(other, compare_label, source, panels[0].robot, source_options))
     return panels
 
 
@@ -90,6 +95,7 @@ def render_library_clip(
     robot: str | None = None,
     max_frames: int | None = None,
     still_frame: int | None = None,
+    source_options: SourceOptions | None = None,
     on_frame: Callable[[int, int], None] | None = None,
 ) -> RenderSummary:
     """Render `clip` of `library` (beside the same clip of `compare`) to `output`: a video (.mp4,
@@ -97,7 +103,7 @@ def render_library_clip(
     `on_frame(done, total)` is called before the first frame and after each one."""
     config = config or RenderConfig()
     start = time.perf_counter()
-    panels = load_panels(library, clip, source, compare, robot)
+    panels = load_panels(library, clip, source, compare, robot, source_options)
     with MotionRenderer(panels, config) as renderer:
         fps = renderer.fps
         if Path(output).suffix.lower() == ".png":

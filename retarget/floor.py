@@ -1,0 +1,222 @@
+"""Floor and gravity from the motion itself: level and ground a clip whose world frame is tilted.
+
+Video reconstructions put the person in a world frame estimated from the image (a gravity
+direction from one frame, a SLAM map), so the floor the feet stand on can be tilted by a few
+degrees and sit at any height. Planted feet trace that floor: a foot joint that is near its
+lowest and not moving lies a fixed distance above it. The plane is fitted to those points with
+one normal shared by all foot joints and one offset per joint kind (ankles sit higher than
+toes), by total least squares, with outliers (a foot sliding or mis-tracked) dropped at
+several median absolute deviations. Stance is told by 3-D speed, which does not depend on the
+tilt, and by height along the current normal estimate, refined as the normal converges.
+
+The correction is the smallest rotation taking the normal to +z, then a vertical shift that
+puts the floor at z = 0. A clip whose floor is already level within ``FloorConfig.min_tilt_deg``
+is left exactly as it is, so AMASS clips and the ASAP clips are not disturbed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from retarget.contacts import FOOT_JOINTS
+from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
+from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics
+from retarget.smpl_sequence import SmplSequence
+
+_UP = np.array([0.0, 0.0, 1.0])
+# Foot joints in the order (left ankle, left toe, right ankle, right toe); their kind (0 ankle, 1 toe).
+_FOOT = np.array([FOOT_JOINTS[0][0], FOOT_JOINTS[0][1], FOOT_JOINTS[1][0], FOOT_JOINTS[1][1]])
+_KIND = np.array([0, 1, 0, 1])
+_NECK = 12
+
+
+@dataclass(frozen=True)
+class FloorConfig:
+    """How the floor plane is estimated and when the clip is corrected."""
+
+    min_tilt_deg: float = 0.3
+    """Floors tilted less than this are left alone (no rotation, no shift) [deg]."""
+    stance_speed_m_s: float = 0.2
+    """A foot joint moving slower than this (3-D speed) may be planted [m/s]."""
+    stance_height_m: float = 0.04
+    """...when it is also within this height of its grounded height along the normal [m]."""
+    ground_percentile: float = 5.0
+    """Percentile of a foot joint's height taken as its grounded height [%] (as in the stance detector)."""
+    min_stance_s: float = 0.5
+    """Planted time needed, averaged over the four foot joints (ankles, toes), to trust a plane [s]."""
+    min_spread_m: float = 0.08
+    """Needed spread of the planted points along the plane's weaker in-plane direction (standard
+    deviation) [m]: feet that never move apart cannot tell a tilt from a pose."""
+    outlier_mads: float = 3.0
+    """Planted points farther than this many (scaled) median absolute deviations from the plane are dropped."""
+    iterations: int = 4
+    """Rounds of stance selection and plane fitting."""
+    first_band_m: float = 0.15
+    """Height band of the first round, along the body's mean up direction [m]."""
+    max_lean_deg: float = 20.0
+    """A fitted floor whose normal is farther than this from the body's mean up direction (pelvis to neck)
+    is rejected [deg]: a foot held still in the air, not a floor."""
+    significance: float = 3.0
+    """A tilt is corrected only when it exceeds this many standard errors (leave-one-footfall-out):
+    uneven foot heights in a level reconstruction must not pass for a tilted floor."""
+
+
+@dataclass(frozen=True)
+class FloorEstimate:
+    """The floor under a clip, in the clip's own world frame, and what was done about it."""
+
+    normal_w: np.ndarray
+    """(3,) unit floor normal (up) in the source world frame."""
+    height_m: float
+    """Floor offset along the normal [m]: grounded height of the lowest foot joint (as the stance detector's floor)."""
+    tilt_deg: float
+    """Angle between the floor normal and +z [deg]."""
+    stderr_deg: float
+    """Standard error of the normal's direction, leaving out one footfall at a time [deg] (inf: too few)."""
+    planted_s: float
+    """Planted time used for the fit, averaged over the four foot joints [s]."""
+    spread_m: float
+    """Spread of the planted points along the weaker in-plane direction [m]."""
+    applied: bool
+    """True when the clip was rotated and shifted."""
+    message: str
+    """One line for the user: the correction, or why none was made."""
+
+    def manifest_metrics(self) -> dict[str, float]:
+        """Batch-manifest fields: the estimate, and the correction made (zeros when none)."""
+        return {
+            "floor_tilt_deg": self.tilt_deg,
+            "floor_stderr_deg": self.stderr_deg if np.isfinite(self.stderr_deg) else float("nan"),
+            "floor_correction_deg": self.tilt_deg if self.applied else 0.0,
+            "floor_shift_m": -self.height_m if self.applied else 0.0,
+        }
+
+
+def _fit_normal(points: np.ndarray, kinds: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Total least squares: one normal, one offset per kind. Returns (normal, eigenvalues ascending)."""
+    centered = points.copy()
+    for k in np.unique(kinds):
+        centered[kinds == k] -= points[kinds == k].mean(axis=0)
+    eigval, eigvec = np.linalg.eigh(centered.T @ centered / max(len(points), 1))
+    normal = eigvec[:, 0]
+    return (normal if normal @ up >= 0 else -normal), eigval
+
+
+def _robust_fit(
+    points: np.ndarray, kinds: np.ndarray, up: np.ndarray, config: FloorConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fit, drop points beyond `outlier_mads` from the plane, refit. Returns (normal, eigenvalues, kept)."""
+    keep = np.ones(len(points), dtype=bool)
+    for _ in range(2):
+        normal, eigval = _fit_normal(points[keep], kinds[keep], up)
+        residual = points @ normal
+        for k in (0, 1):
+            if (kinds[keep] == k).any():
+                residual[kinds == k] -= np.median(residual[(kinds == k) & keep])
+        mad = 1.4826 * np.median(np.abs(residual[keep])) + 1e-6
+        keep = np.abs(residual) <= config.outlier_mads * mad
+    return normal, eigval, keep
+
+
+def _run_labels(planted: np.ndarray) -> np.ndarray:
+    """(T, J) id of the contiguous planted run each planted sample belongs to (runs numbered per joint)."""
+    starts = planted & ~np.vstack([np.zeros((1, planted.shape[1]), dtype=bool), planted[:-1]])
+    return np.cumsum(starts.T.reshape(-1)).reshape(planted.shape[::-1]).T
+
+
+def _jackknife_deg(points: np.ndarray, kinds: np.ndarray, runs: np.ndarray, normal: np.ndarray) -> float:
+    """Standard error of the normal's direction [deg], leaving out one planted run at a time: samples
+    within one footfall are not independent, footfalls nearly are."""
+    ids = np.unique(runs)
+    if len(ids) < 3:
+        return float("inf")
+    angles = []
+    for i in ids:
+        n_i, _ = _fit_normal(points[runs != i], kinds[runs != i], normal)
+        angles.append(np.arccos(np.clip(n_i @ normal, -1.0, 1.0)))
+    return float(np.degrees(np.sqrt((len(ids) - 1) / len(ids) * np.sum(np.square(angles)))))
+
+
+def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = FloorConfig()) -> FloorEstimate:
+    """The floor plane under SMPL joints (T, 24, 3) [m] sampled at `fps` [Hz]."""
+    foot = joints_w[:, _FOOT]  # (T, 4, 3)
+    speed = np.linalg.norm(np.gradient(foot, 1.0 / fps, axis=0), axis=-1) if len(foot) > 1 else np.zeros((1, 4))
+    kinds_all = np.broadcast_to(_KIND, speed.shape)
+    # Start from the body's mean up direction (pelvis to neck), which tilts with the world frame,
+    # with a wide height band: heights along a first guess drift over a long walk.
+    trunk = (joints_w[:, _NECK] - joints_w[:, 0]).mean(axis=0)
+    trunk_up = trunk / (np.linalg.norm(trunk) + 1e-12)
+    normal, eigval = trunk_up, np.zeros(3)
+    planted = np.zeros_like(speed, dtype=bool)
+    keep = np.zeros(0, dtype=bool)
+    for round_ in range(config.iterations):
+        height = foot @ normal  # (T, 4)
+        grounded = np.array([np.percentile(height[:, _KIND == k], config.ground_percentile) for k in (0, 1)])
+        band = config.stance_height_m if round_ else config.first_band_m
+        planted = (speed < config.stance_speed_m_s) & (height - grounded[_KIND] < band)
+        if planted.sum() < 4:
+            break
+        normal, eigval, keep = _robust_fit(foot[planted], kinds_all[planted], normal, config)
+    height = foot @ normal
+    floor = float(min(np.percentile(height[:, _KIND == k], config.ground_percentile) for k in (0, 1)))
+    tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
+    planted_s = int(planted.sum()) / len(_FOOT) / fps
+    spread = float(np.sqrt(max(eigval[1], 0.0)))
+    stderr = float("inf")
+    if planted.sum() >= 4:
+        stderr = _jackknife_deg(foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal)
+
+    def result(applied: bool, message: str) -> FloorEstimate:
+        return FloorEstimate(normal, floor, tilt, stderr, planted_s, spread, applied, message)
+
+    kept = "world frame kept as is"
+    if planted_s < config.min_stance_s:
+        return replace(result(False, f"floor not estimated: feet planted for {planted_s:.2f} s (need "
+                                     f"{config.min_stance_s:g} s); {kept}"), normal_w=_UP.copy(), tilt_deg=0.0)  # fmt: skip
+    if spread < config.min_spread_m:
+        return result(False, f"floor not estimated: planted feet spread {spread * 100:.1f} cm (need "
+                             f"{config.min_spread_m * 100:g} cm); {kept}")  # fmt: skip
+    lean = float(np.degrees(np.arccos(np.clip(normal @ trunk_up, -1.0, 1.0))))
+    if lean > config.max_lean_deg:
+        return result(False, f"floor not estimated: the fitted floor is {lean:.0f} deg off the body's mean up "
+                             f"direction (at most {config.max_lean_deg:g}); {kept}")  # fmt: skip
+    if tilt < config.min_tilt_deg:
+        return result(False, f"floor level (tilt {tilt:.2f} deg < {config.min_tilt_deg:g}); clip unchanged")
+    if tilt < config.significance * stderr:
+        return result(False, f"floor level within its uncertainty (tilt {tilt:.2f} deg, standard error "
+                             f"{stderr:.2f} deg); clip unchanged")  # fmt: skip
+    return result(True, f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}), at {floor:+.3f} m: "
+                        "clip levelled and grounded")  # fmt: skip
+
+
+def rotation_to_up(normal_w: np.ndarray) -> np.ndarray:
+    """(3, 3) the smallest rotation taking the unit `normal_w` to +z (no yaw added)."""
+    axis = np.cross(normal_w, _UP)
+    sin, cos = np.linalg.norm(axis), float(normal_w @ _UP)
+    if sin < 1e-12:
+        return np.eye(3)
+    return rotvec_to_matrix(axis / sin * np.arctan2(sin, cos))
+
+
+def transform_sequence(seq: SmplSequence, rot: np.ndarray, shift_w: np.ndarray) -> SmplSequence:
+    """The clip moved rigidly: every point p goes to ``rot @ p + shift_w``.
+
+    SMPL puts the pelvis at trans + J0 with J0 not rotated by the root, so the translation
+    follows the pelvis: trans' = rot (trans + J0) + shift - J0 (J0 of the neutral skeleton).
+    """
+    j0 = neutral_skeleton().offsets[0]
+    pose = seq.pose_rotvec.copy()
+    pose[:, 0] = matrix_to_rotvec(rot @ rotvec_to_matrix(seq.pose_rotvec[:, 0]))
+    trans = (seq.trans_w + j0) @ rot.T + shift_w - j0
+    return seq.with_frames(pose, trans, seq.fps)
+
+
+def level_sequence(seq: SmplSequence, config: FloorConfig = FloorConfig()) -> tuple[SmplSequence, FloorEstimate]:
+    """Estimate the floor under `seq` and, if it is tilted, rotate and shift the clip so it is z = 0."""
+    joints_w, _ = smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)
+    estimate = estimate_floor(joints_w, seq.fps, config)
+    if not estimate.applied:
+        return seq, estimate
+    return transform_sequence(seq, rotation_to_up(estimate.normal_w), np.array([0.0, 0.0, -estimate.height_m])), estimate

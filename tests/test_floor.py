@@ -1,0 +1,108 @@
+"""Floor and gravity from the motion: real clips tilted by known angles about several axes and
+lifted, the floor found again; level clips left exactly as they are; too little stance says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SMPL_DIR, smpl_clip
+
+from retarget.floor import estimate_floor, level_sequence, rotation_to_up, transform_sequence
+from retarget.readers.amass import read_amass_npz
+from retarget.readers.source import SourceOptions, load_clip
+from retarget.rotations import rotvec_to_matrix
+from retarget.skeleton import smpl_forward_kinematics
+from retarget.smpl_sequence import SmplSequence
+
+# Clips with footfalls spread enough to pin the floor down (standard error below 1 deg).
+CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_level2_filter")
+AXES = (np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]), np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0))
+OFFSET_M = np.array([0.4, -0.3, 0.25])
+UP = np.array([0.0, 0.0, 1.0])
+
+
+def _joints(seq: SmplSequence) -> np.ndarray:
+    return smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)[0]
+
+
+def _angle_deg(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.degrees(np.arccos(np.clip(a @ b / np.linalg.norm(a) / np.linalg.norm(b), -1.0, 1.0))))
+
+
+@pytest.mark.parametrize("name", CLIPS)
+def test_tilted_and_lifted_clips_give_their_floor_back(name):
+    seq = read_amass_npz(smpl_clip(name))
+    level = estimate_floor(_joints(seq), seq.fps)
+    assert not level.applied and level.stderr_deg < 1.0
+    for tilt_deg in (3.0, 8.0, 15.0):
+        for axis in AXES:
+            rot = rotvec_to_matrix(axis * np.radians(tilt_deg))
+            tilted = transform_sequence(seq, rot, OFFSET_M)
+            est = estimate_floor(_joints(tilted), seq.fps)
+            normal_true = rot @ UP  # the bundled clips stand on a level floor
+            assert _angle_deg(est.normal_w, normal_true) < 0.5, (tilt_deg, axis)
+            assert est.height_m == pytest.approx(level.height_m + normal_true @ OFFSET_M, abs=0.01)
+            assert est.applied and est.tilt_deg == pytest.approx(tilt_deg, abs=0.5)
+            fixed, again = level_sequence(tilted)
+            check = estimate_floor(_joints(fixed), seq.fps)
+            assert check.tilt_deg < 0.5 and abs(check.height_m) < 0.01
+            # Levelling is a rigid motion of the clip: bone lengths and body pose untouched.
+            assert np.allclose(fixed.pose_rotvec[:, 1:], seq.pose_rotvec[:, 1:])
+            assert again.applied
+
+
+def test_level_clips_are_left_exactly_as_they_are():
+    """All 39 bundled ASAP clips (TRAM reconstructions, levelled by ASAP): no rotation, no shift."""
+    paths = sorted(SMPL_DIR.glob("*.npz"))
+    assert len(paths) == 39
+    for path in paths:
+        clip = load_clip(path)
+        raw = read_amass_npz(path)
+        assert clip.floor is not None and not clip.floor.applied, (path.name, clip.floor.message)
+        assert clip.floor.manifest_metrics()["floor_correction_deg"] == 0.0
+        assert np.array_equal(clip.seq.pose_rotvec, raw.pose_rotvec) and np.array_equal(clip.seq.trans_w, raw.trans_w)
+
+
+def test_too_little_stance_or_spread_falls_back_with_a_message():
+    seq = read_amass_npz(smpl_clip("walk_level2_filter"))
+    short = seq.with_frames(seq.pose_rotvec[:8], seq.trans_w[:8], seq.fps)
+    _, est = level_sequence(transform_sequence(short, rotvec_to_matrix(np.array([0.1, 0.0, 0.0])), OFFSET_M))
+    assert not est.applied and "feet planted for" in est.message and "kept as is" in est.message
+    squat = read_amass_npz(smpl_clip("squat_level1_filter"))  # feet never move: a tilt cannot be told from a pose
+    tilted = transform_sequence(squat, rotvec_to_matrix(np.array([0.0, 0.14, 0.0])), OFFSET_M)
+    kept, est = level_sequence(tilted)
+    assert not est.applied and "spread" in est.message
+    assert np.array_equal(kept.trans_w, tilted.trans_w)
+
+
+def test_rotation_to_up_is_the_smallest():
+    for normal in (UP, np.array([0.1, -0.2, 0.97]), np.array([0.0, 0.3, 0.95])):
+        normal = normal / np.linalg.norm(normal)
+        rot = rotation_to_up(normal)
+        assert np.allclose(rot @ normal, UP) and np.allclose(rot @ rot.T, np.eye(3))
+        # No yaw added: the horizontal axis perpendicular to the tilt stays put.
+        side = np.cross(normal, UP)
+        if np.linalg.norm(side) > 1e-9:
+            assert np.allclose(rot @ side, side)
+
+
+def test_retarget_of_a_tilted_clip_matches_the_level_one(tmp_path):
+    """Foot metrics of `eval` after levelling within 10 % of those of the untilted clip."""
+    from retarget.config import RetargetConfig
+    from retarget.metrics import MetricsConfig, evaluate_motion, load_human_reference
+    from retarget.pipeline import retarget_file
+    from robots.registry import load_robot_spec
+
+    seq = read_amass_npz(smpl_clip("walk_level2_filter"))
+    tilted = transform_sequence(seq, rotvec_to_matrix(AXES[2] * np.radians(8.0)), OFFSET_M)
+    path = tmp_path / "walk_tilted.npz"
+    np.savez(path, poses=tilted.pose_rotvec.reshape(-1, 72), trans=tilted.trans_w, mocap_framerate=seq.fps)
+    config, spec = RetargetConfig(), load_robot_spec("g1_23dof")
+    metrics = []
+    for source in (smpl_clip("walk_level2_filter"), path):
+        result = retarget_file(source, config)
+        human = load_human_reference(source, result.motion.fps, config.contacts, SourceOptions())
+        metrics.append(evaluate_motion(result.motion, human, spec, MetricsConfig()))
+    level, fixed = metrics
+    for key in ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s"):
+        assert getattr(fixed, key) == pytest.approx(getattr(level, key), rel=0.10), key
