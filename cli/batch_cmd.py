@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 from click.core import ParameterSource
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -123,12 +124,14 @@ def _clip_table(records) -> Table:
     help="Consumer dialect of the per-clip files: other than asap, each ok clip is also written to OUTPUT/<format>/ "
     "(beyondmimic/mjlab/holosoma at 50 Hz unless --fps is given).",
 )  # fmt: skip
+@click.option("--move-stale", is_flag=True,
+              help="Move outputs whose source clip is gone into OUTDIR/stale/ instead of removing them.")
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per clip on stdout, then one for the batch.")
 def batch(
     source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
     executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    performed: str, fmt: str, quiet: bool, jsonl: bool, clip_options: Any,
+    performed: str, fmt: str, move_stale: bool, quiet: bool, jsonl: bool, clip_options: Any,
 ) -> None:  # fmt: skip
     """Retarget every clip (.npz; GVHMR .pt, WHAM .pkl, TRAM hps_track_*.npy) under SOURCE_DIR (default: the
     bundled motions_raw/).
@@ -136,7 +139,8 @@ def batch(
     Reruns skip clips already done with the same source bytes and config and redo the rest, so a
     killed batch resumes where it stopped. Exit code: 0 all clips ok, 3 some clips failed (see the
     manifest or `asap-retarget summary OUTDIR`), 1 the batch could not run, 130 interrupted."""
-    from retarget.batch import EXIT_SOME_FAILED, BatchOptions, available_cores, find_clips, run_batch
+    from retarget.batch import EXIT_SOME_FAILED, BatchOptions, available_cores, run_batch
+    from retarget.batch_sources import STALE_DIR, discover_clips
     from retarget.batch_stages import STAGES
 
     if quiet and jsonl:
@@ -154,9 +158,13 @@ def batch(
     options = BatchOptions(
         workers=workers or available_cores(), executor=executor, ray_address=address,
         timeout_s=timeout_s or None, force=force, combined_library=not no_library,
-        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)), output_format=fmt,
+        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)), output_format=fmt, move_stale=move_stale,
     )  # fmt: skip
-    sources = find_clips(source_dir)
+    discovery = discover_clips(source_dir)
+    for folder in discovery.unreadable:
+        err_console.print(f"[yellow]warning:[/] {escape(str(folder))}: cannot be read (permission denied); its clips "
+                          "are not in this batch", highlight=False, soft_wrap=True)  # fmt: skip
+    sources = discovery.clips
     if not sources:
         raise click.UsageError(f"no .npz clips under {source_dir}")
     reporter = _Reporter("quiet" if quiet else "jsonl" if jsonl else "bar", len(sources))
@@ -166,6 +174,12 @@ def batch(
     except KeyboardInterrupt:
         err_console.print(f"interrupted; finished clips are kept in {output}; rerun the same command to resume")
         sys.exit(130)
+    if result.stale:
+        where = f"moved into {output / STALE_DIR}" if move_stale else "removed"
+        err_console.print(f"{len(result.stale)} clip(s) whose source is gone: outputs {where}: "
+                          f"{escape(', '.join(result.stale[:MAX_FAILURES_SHOWN]))}", highlight=False, soft_wrap=True)  # fmt: skip
+    for line in result.unwritten:
+        err_console.print(f"[red]not written[/] {escape(line)}", highlight=False, soft_wrap=True)
     failed = result.failed
     code = EXIT_SOME_FAILED if failed else 0
     line = (

@@ -3,12 +3,15 @@ parses options, calls one library function and prints a summary."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
+from rich.markup import escape
 
-from cli.common import err_console
+from cli.common import err_console, guard_commands
 from retarget.errors import AsapRetargetError
+from retarget.limits import MAX_ELEMENTS_ENV, MAX_FRAMES_ENV, Limits
 
 
 class _Group(click.Group):
@@ -18,14 +21,25 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except AsapRetargetError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            message = " ".join(str(exc).split())
+            err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
             sys.exit(1)
 
 
 @click.group(cls=_Group)
 @click.version_option(package_name="asap-retarget")
-def main() -> None:
+@click.option("--max-frames", type=click.IntRange(min=1), default=None,
+              help=f"Refuse motions longer than this many frames, read or resampled [default: {Limits.max_frames}; "
+              f"env {MAX_FRAMES_ENV}].")  # fmt: skip
+@click.option("--max-elements", type=click.IntRange(min=1), default=None,
+              help=f"Refuse arrays a file declares larger than this many elements [default: {Limits.max_elements}; "
+              f"env {MAX_ELEMENTS_ENV}].")  # fmt: skip
+def main(max_frames: int | None, max_elements: int | None) -> None:
     """Retarget human SMPL motion onto the Unitree G1 and write ASAP motion libraries."""
+    # Through the environment, so batch workers in other processes apply the same limits.
+    for name, value in ((MAX_FRAMES_ENV, max_frames), (MAX_ELEMENTS_ENV, max_elements)):
+        if value is not None:
+            os.environ[name] = str(value)
 
 
 def _register() -> None:
@@ -53,7 +67,12 @@ def _register() -> None:
         retarget, batch, summary, inspect, eval_, filter_, convert, render, report,
         train, eval_policy, export_policy, bench_log, collect, delta, loop, play, sim2sim,
     ):  # fmt: skip
+        guard_commands(command)
         main.add_command(command)
 
 
 _register()
+
+
+if __name__ == "__main__":
+    main()

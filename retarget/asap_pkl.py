@@ -15,8 +15,6 @@ Layout (joblib dict, one entry per clip, key = clip name)::
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import joblib
 import numpy as np
 
+from retarget.atomic_io import atomic_write
 from retarget.errors import MotionFileError
 from retarget.rotations import quat_to_rotvec, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz, rotvec_to_quat
 from retarget.safe_pickle import safe_load
@@ -78,7 +77,8 @@ def motion_qpos(motion: RobotMotion, robot: RobotSpec | str, model: mujoco.MjMod
 
 def _fps_value(fps: float) -> int | float:
     # ASAP's own files store an int; keep that when the rate is integral, else the true rate.
-    return round(fps) if abs(fps - round(fps)) < 1e-9 else float(fps)
+    # (a NaN or infinite rate is kept as it is, for the structural check to refuse by name)
+    return round(fps) if np.isfinite(fps) and abs(fps - round(fps)) < 1e-9 else float(fps)
 
 
 def motion_to_asap_dict(motion: RobotMotion, robot: RobotSpec) -> dict[str, Any]:
@@ -109,28 +109,6 @@ def asap_dict_to_motion(name: str, clip: dict[str, Any]) -> RobotMotion:
     )
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, write_fn) -> None:
-    """Write through `write_fn(tmp_path)` then rename, so readers never see a partial file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write_fn(Path(tmp))
-        # mkstemp creates the file private (0600); give it the mode a plain open() would.
-        os.chmod(tmp, 0o666 & ~_current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_motion_library(path: str | Path, clips: dict[str, dict[str, Any]]) -> Path:
     """Write a library (one or many clips) atomically with joblib, as ASAP's loader expects."""
     path = Path(path)
@@ -147,11 +125,43 @@ def read_motion_library(path: str | Path) -> dict[str, dict[str, Any]]:
     # A single clip stored without the outer dict (some tools do this).
     if set(REQUIRED_KEYS) <= set(data):
         data = {path.stem: data}
+    odd = [k for k in data if not isinstance(k, str)]
+    if odd:
+        raise MotionFileError(path, f"clip names must be strings, found {type(odd[0]).__name__} {odd[0]!r}")
     for name, clip in data.items():
         problems = structural_problems(clip)
         if problems:
             raise MotionFileError(path, f"clip {name!r}: " + "; ".join(problems))
     return data
+
+
+def array_problems(clip: dict[str, Any], expected: dict[str, tuple[int, ...]]) -> list[str]:
+    """Each ``clip[key]`` must be a regular numeric array of the expected shape holding finite values."""
+    problems: list[str] = []
+    for key, shape in expected.items():
+        try:
+            arr = np.asarray(clip[key])
+        except (ValueError, TypeError):
+            problems.append(f"'{key}' is not a regular array (ragged or mixed nested lists)")
+            continue
+        if arr.dtype.kind not in "biuf":
+            problems.append(f"'{key}' must hold numbers, found {arr.dtype} values")
+        elif arr.shape != shape:
+            problems.append(f"'{key}' must have shape {shape}, found {arr.shape}")
+        elif not np.isfinite(arr).all():
+            problems.append(f"'{key}' has NaN or inf")
+    return problems
+
+
+def number_problems(clip: dict[str, Any], key: str, positive: bool = False) -> list[str]:
+    """``clip[key]`` must be one finite (and, if asked, positive) number."""
+    try:
+        value = float(clip[key])
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not np.isfinite(value) or (positive and value <= 0):
+        return [f"'{key}' must be a {'positive' if positive else 'finite'} number, found {clip[key]!r}"]
+    return []
 
 
 def structural_problems(clip: Any) -> list[str]:
@@ -161,8 +171,12 @@ def structural_problems(clip: Any) -> list[str]:
     missing = [k for k in REQUIRED_KEYS if k not in clip]
     if missing:
         return [f"missing keys {missing}"]
-    problems: list[str] = []
-    dof = np.asarray(clip["dof"])
+    try:
+        dof = np.asarray(clip["dof"])
+    except (ValueError, TypeError):
+        return ["'dof' is not a regular array (ragged or mixed nested lists)"]
+    if dof.dtype.kind not in "biuf":
+        return [f"'dof' must hold numbers, found {dof.dtype} values"]
     if dof.ndim != 2 or dof.shape[0] == 0:
         return [f"'dof' must be (T, D) with T > 0, found {dof.shape}"]
     num_frames, num_dof = dof.shape
@@ -172,18 +186,7 @@ def structural_problems(clip: Any) -> list[str]:
         "root_rot": (num_frames, 4),
         "smpl_joints": (num_frames, 24, 3),
     }
-    for key, shape in expected.items():
-        arr = np.asarray(clip[key])
-        if arr.shape != shape:
-            problems.append(f"'{key}' must have shape {shape}, found {arr.shape}")
-        elif not np.isfinite(arr).all():
-            problems.append(f"'{key}' has NaN or inf")
-    try:
-        fps = float(clip["fps"])
-    except (TypeError, ValueError):
-        fps = float("nan")
-    if not np.isfinite(fps) or fps <= 0:
-        problems.append(f"'fps' must be a positive number, found {clip['fps']!r}")
+    problems = array_problems(clip, expected) + number_problems(clip, "fps", positive=True)
     if problems or not np.isfinite(dof).all():
         return problems + (["'dof' has NaN or inf"] if not np.isfinite(dof).all() else [])
     pose_aa = np.asarray(clip["pose_aa"], dtype=np.float64)

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
+from retarget.atomic_io import OutputFileError
 from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
-from retarget.batch_export import BATCH_FORMATS, ExportResult, export_clips
+from retarget.batch_export import BATCH_FORMATS, ExportResult, export_clips, export_path
 from retarget.batch_library import (
     COMBINED_LIBRARY_NAME,
     MANIFEST_JSON,
@@ -39,6 +40,7 @@ from retarget.batch_pool import BatchError, InlineExecutor, ProcessExecutor
 from retarget.batch_record import (
     CLIPS_DIR,
     RECORDS_DIR,
+    STATUS_FAILED,
     ClipRecord,
     RunIdentity,
     file_sha256,
@@ -47,13 +49,11 @@ from retarget.batch_record import (
     record_to_json,
     write_atomic,
 )
+from retarget.batch_sources import discover_clips, retire_stale_outputs
 from retarget.config import RetargetConfig
-from retarget.errors import ConfigError, MotionFileError
+from retarget.errors import ConfigError
 from retarget.formats.asap import asap_clip_key
 from robots.registry import load_robot_spec
-
-# AMASS clips, and the result files of video-pose estimators (GVHMR .pt, WHAM .pkl, TRAM tracks).
-_CLIP_PATTERNS = ("*.npz", "*.pt", "*.pkl", "hps_track_*.npy")
 
 __all__ = [
     "COMBINED_LIBRARY_NAME",
@@ -107,6 +107,8 @@ class BatchOptions:
     output_format: str = "asap"
     """Consumer dialect of the per-clip files (:data:`retarget.batch_export.BATCH_FORMATS`); other than
     'asap', each ok clip is also written to `<out>/<format>/` (:mod:`retarget.batch_export`)."""
+    move_stale: bool = False
+    """Outputs whose source is gone are moved into `stale/` instead of removed."""
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -145,6 +147,10 @@ class BatchResult:
     library: Path | None
     export: ExportResult | None = None
     """The clips in the chosen consumer dialect (None: ASAP only)."""
+    stale: tuple[str, ...] = ()
+    """Clips whose source is gone: their outputs were removed (or moved into `stale/`)."""
+    unwritten: tuple[str, ...] = ()
+    """Outputs that could not be written (disk full, permissions), one line each; their clips count as failed."""
 
     @property
     def failed(self) -> list[ClipRecord]:
@@ -152,17 +158,10 @@ class BatchResult:
 
 
 def find_clips(source_dir: Path) -> list[Path]:
-    """Every clip file under `source_dir` (`*.npz`, and video-pose results: `*.pt`, `*.pkl`, `hps_track_*.npy`), sorted. Entries that are not readable files (a folder
-    named `x.npz`, a dangling link) are kept so the batch reports them instead of hiding them."""
-    source_dir = Path(source_dir)
-    if not source_dir.is_dir():
-        raise MotionFileError(source_dir, "is not a directory of .npz clips")
-    found = []
-    for path in sorted(p for pattern in _CLIP_PATTERNS for p in source_dir.rglob(pattern)):
-        if path.is_dir() and any(path.rglob("*.npz")):
-            continue  # a folder that merely ends in .npz and holds clips: its clips are listed themselves
-        found.append(path)
-    return found
+    """Every clip file under `source_dir` (`*.npz`, and video-pose results: `*.pt`, `*.pkl`,
+    `hps_track_*.npy`), sorted (see :func:`retarget.batch_sources.discover_clips`, which also lists the
+    subfolders that could not be read)."""
+    return discover_clips(source_dir).clips
 
 
 def clip_names(sources: Sequence[Path]) -> list[str]:
@@ -293,26 +292,50 @@ def run_batch(
         _remove_stale_temp_files(out_dir)
         config_text = json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n"
         write_atomic(out_dir / CONFIG_JSON, config_text)
+        unwritten: list[str] = []
         processed: set[str] = set()
         for outcome in _executor(options, config).map_unordered(jobs()):
-            emit("done", index_of[outcome.record.clip], _commit(out_dir, outcome))
+            try:
+                record = _commit(out_dir, outcome)
+            except OutputFileError as exc:  # disk full, read-only: the clip fails, the batch goes on
+                unwritten.append(str(exc))
+                record = replace(outcome.record, status=STATUS_FAILED, error=f"{outcome.record.source}: {exc}")
+            emit("done", index_of[outcome.record.clip], record)
             processed.add(outcome.record.clip)
         in_order = [records[i] for i in range(len(sources))]
         ordered = sorted(in_order, key=lambda r: r.clip)
+        fmt = options.output_format
+        exported = [] if fmt == "asap" else [(fmt, export_path(out_dir, fmt, "x").suffix)]
+        stale = retire_stale_outputs(out_dir, names, options.move_stale, exported)
         previous_manifest = read_manifest(out_dir) or {}
         library = None
         if options.combined_library:
-            library = build_combined_library(out_dir, ordered, previous_manifest.get("library"))
+            try:
+                library = build_combined_library(out_dir, ordered, previous_manifest.get("library"))
+            except OutputFileError as exc:
+                unwritten.append(str(exc))
         header = {"config": config.to_dict(), "config_digest": identity.config_digest,
                   "code_version": identity.code_version, "stages": list(identity.stages), "library": library,
-                  "format": options.output_format}  # fmt: skip
-        export = export_clips(out_dir, ordered, options.output_format, processed)
-        write_manifest(out_dir, ordered, header)
+                  "format": options.output_format, "stale_removed": stale, "unwritten": unwritten}  # fmt: skip
+        export = None
+        try:
+            export = export_clips(out_dir, ordered, options.output_format, processed)
+        except OutputFileError as exc:
+            unwritten.append(str(exc))
+        try:
+            write_manifest(out_dir, ordered, header)
+        except OutputFileError as exc:
+            failed = sum(not r.ok for r in ordered)
+            raise BatchError(f"{exc}; the batch ran ({len(ordered) - failed}/{len(ordered)} clips ok) but its manifest "
+                             f"could not be written, nor: {'; '.join(unwritten) or 'nothing else'}; free space and "
+                             "rerun the same command (finished clips are kept)") from exc  # fmt: skip
     return BatchResult(
         records=in_order,
         processed=len(records) - counts["skipped"],
         skipped=counts["skipped"],
         out_dir=out_dir,
         library=None if library is None else out_dir / COMBINED_LIBRARY_NAME,
-        export=None if export.folder is None else export,
+        export=None if export is None or export.folder is None else export,
+        stale=tuple(stale),
+        unwritten=tuple(unwritten),
     )

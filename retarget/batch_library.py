@@ -22,7 +22,7 @@ from pathlib import Path
 from joblib.numpy_pickle import NumpyPickler
 
 from retarget.asap_pkl import atomic_write, read_motion_library
-from retarget.batch_record import ClipRecord, file_sha256, make_readable, write_atomic
+from retarget.batch_record import ClipRecord, file_sha256, write_atomic
 
 MANIFEST_JSON = "manifest.json"
 MANIFEST_CSV = "manifest.csv"
@@ -63,7 +63,6 @@ def write_streamed_library(path: Path, clips: Iterable[tuple[str, dict]]) -> Pat
             pickler = _StreamingPickler(fh)
             pickler.fast = True  # no memo: nothing already written stays referenced
             pickler.dump(_ClipStream(clips))
-        make_readable(tmp)
 
     atomic_write(path, write)
     return path
@@ -110,10 +109,12 @@ def totals(records: list[ClipRecord]) -> dict:
 
 
 def read_manifest(out_dir: Path) -> dict | None:
+    """The manifest as written by :func:`write_manifest`, or None if it is missing or not one."""
     try:
-        return json.loads((Path(out_dir) / MANIFEST_JSON).read_text())
+        manifest = json.loads((Path(out_dir) / MANIFEST_JSON).read_text())
     except (OSError, ValueError):
         return None
+    return manifest if isinstance(manifest, dict) and isinstance(manifest.get("clips"), list) else None
 
 
 def write_manifest(out_dir: Path, records: list[ClipRecord], header: dict) -> None:
@@ -139,8 +140,4 @@ def write_manifest(out_dir: Path, records: list[ClipRecord], header: dict) -> No
                     + [r.verdicts.get(k, "") for k in verdict_keys]
                 )
 
-    def write_csv_readable(tmp: Path) -> None:
-        write_csv(tmp)
-        make_readable(tmp)
-
-    atomic_write(out_dir / MANIFEST_CSV, write_csv_readable)
+    atomic_write(out_dir / MANIFEST_CSV, write_csv)

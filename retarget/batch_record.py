@@ -15,12 +15,11 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import atomic_write
 
 STATUS_OK = "ok"
 STATUS_FAILED = "failed"
@@ -111,29 +110,11 @@ def read_record(path: Path) -> ClipRecord | None:
         return None
 
 
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_FILE_MODE = 0o666 & ~_current_umask()
-
-
-def make_readable(tmp: Path) -> None:
-    """Give a temp file the mode a plain `open()` would (mkstemp makes it 0600, private)."""
-    os.chmod(tmp, _FILE_MODE)
-
-
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write `data` to `path` through a temporary file and a rename, with ordinary permissions."""
     payload = data.encode() if isinstance(data, str) else data
 
-    def write(tmp: Path) -> None:
-        tmp.write_bytes(payload)
-        make_readable(tmp)
-
-    atomic_write(path, write)
+    atomic_write(path, lambda tmp: tmp.write_bytes(payload))
 
 
 def bytes_sha256(data: bytes) -> str:

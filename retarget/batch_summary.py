@@ -43,11 +43,17 @@ def load_records(out_dir: Path) -> tuple[list[ClipRecord], bool]:
     """The batch's records and whether they came from the manifest."""
     out_dir = Path(out_dir)
     manifest = read_manifest(out_dir)
-    if manifest is not None and isinstance(manifest.get("clips"), list):
-        return [ClipRecord.from_json_dict(row) for row in manifest["clips"]], True
+    if manifest is not None:
+        try:
+            return [ClipRecord.from_json_dict(row) for row in manifest["clips"]], True
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a damaged manifest: the per-clip records say the same
     read = [read_record(p) for p in sorted((out_dir / RECORDS_DIR).glob("*.json"))]
     records = [r for r in read if r is not None]
     if not records:
+        if (out_dir / MANIFEST_JSON).exists():
+            raise BatchSummaryError(f"{out_dir / MANIFEST_JSON}: not a batch manifest (expected an object with a "
+                                    f"'clips' list) and no {RECORDS_DIR}/*.json to read instead; rerun the batch")
         raise BatchSummaryError(f"{out_dir}: no {MANIFEST_JSON} and no {RECORDS_DIR}/*.json; not a batch output folder")
     return records, False
 

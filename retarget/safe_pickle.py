@@ -5,6 +5,11 @@ could name ``os.system``. This unpickler resolves only the few globals that nump
 and joblib's array wrapper need, and refuses object-dtype arrays (whose payload would be
 unpickled by an unrestricted loader inside joblib). Anything else raises
 :class:`MotionFileError` naming the file and the refused global.
+
+Sizes are bounded too (:mod:`retarget.limits`): an array's declared shape is checked before numpy
+allocates it, and the loaded object is walked once, counting shared containers each time they are
+reached, so a few kilobytes of shared nested lists cannot expand into gigabytes downstream and a
+deeply nested one cannot exhaust the recursion of whoever walks it.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import joblib.numpy_pickle as joblib_pickle
+import numpy as np
 
 from retarget.errors import MotionFileError
+from retarget.limits import Limits, check_elements, current_limits
 
 _ALLOWED_GLOBALS: frozenset[tuple[str, str]] = frozenset(
     {
@@ -52,15 +59,56 @@ class _RestrictedUnpickler(joblib_pickle.NumpyUnpickler):
     def load_build(self) -> None:
         # The state about to be applied sits on top of the stack, its object just below.
         state, obj = self.stack[-1], self.stack[-2]
+        path = self.filename or None
         if isinstance(obj, joblib_pickle.NumpyArrayWrapper) and isinstance(state, dict):
             dtype = state.get("dtype")
             if dtype is None or getattr(dtype, "hasobject", True):
-                raise UnsafePickleError(
-                    self.filename or None, "refusing to load an object-dtype array (its payload is a raw pickle)"
-                )
+                raise UnsafePickleError(path, "refusing to load an object-dtype array (its payload is a raw pickle)")
+            _check_declared(state.get("shape"), dtype, path)
+        elif isinstance(obj, np.ndarray) and isinstance(state, tuple) and len(state) == 5:
+            _check_declared(state[1], state[2], path)  # ndarray.__setstate__(version, shape, dtype, fortran, data)
         super().load_build()
 
     dispatch[pickle.BUILD[0]] = load_build
+
+
+def _check_declared(shape: Any, dtype: Any, path: str | None) -> None:
+    """A pickled array's declared shape, checked before numpy allocates it (subarray dtypes included)."""
+    if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
+        raise MotionFileError(path, f"corrupt pickle: an array declares the shape {shape!r}")
+    sub = getattr(dtype, "shape", ())
+    check_elements(shape + tuple(sub), path, "a pickled array")
+
+
+def _check_expanded(obj: Any, path: Path, limits: Limits) -> None:
+    """Refuse nesting deeper than ``max_depth`` and more container items or array elements than the
+    limits, counting a shared container each time it is reached (as a consumer converting it would)."""
+    seen: dict[int, tuple[int, int]] = {}
+
+    def visit(o: Any, depth: int) -> tuple[int, int]:
+        if isinstance(o, np.ndarray):
+            return 0, o.size
+        if not isinstance(o, (dict, list, tuple)):
+            return 0, 0
+        if depth > limits.max_depth:
+            raise MotionFileError(path, f"containers nested deeper than {limits.max_depth} levels; a motion file "
+                                  "needs 4: the file is corrupt or hostile")  # fmt: skip
+        if id(o) in seen:
+            return seen[id(o)]
+        children = [x for kv in o.items() for x in kv] if isinstance(o, dict) else o
+        items, elements = len(o), 0
+        for child in children:
+            i, e = visit(child, depth + 1)
+            items, elements = items + i, elements + e
+        if items > limits.max_container_items or elements > limits.max_elements:
+            raise MotionFileError(
+                path, f"expands to {items:.3g} container items and {elements:.3g} array elements (shared references "
+                f"counted each time), over the limits of {limits.max_container_items} and {limits.max_elements}"
+            )
+        seen[id(o)] = (items, elements)
+        return items, elements
+
+    visit(obj, 0)
 
 
 def safe_load(path: str | Path) -> Any:
@@ -71,8 +119,12 @@ def safe_load(path: str | Path) -> Any:
         raise MotionFileError(path, "file does not exist")
     try:
         with open(path, "rb") as raw, joblib_pickle._validate_fileobject_and_memmap(raw, str(path), None) as (fobj, _):
-            return _RestrictedUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
+            data = _RestrictedUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
     except MotionFileError:
         raise
+    except MemoryError as exc:
+        raise MotionFileError(path, "does not fit in memory while unpickling; the file is corrupt or hostile") from exc
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, OSError) as exc:
         raise MotionFileError(path, f"corrupt or truncated pickle ({type(exc).__name__}: {exc})") from exc
+    _check_expanded(data, path, current_limits())
+    return data

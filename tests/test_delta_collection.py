@@ -62,7 +62,7 @@ def test_a_plain_motion_library_is_not_a_collection(tmp_path):
                 root_lin_vel=np.zeros((num, 3)), root_ang_vel=np.zeros((num, 3)), phase=np.zeros(num),
                 motion_id="x", action_scale=0.25, source="")  # fmt: skip
     joblib.dump(bad, tmp_path / "bad.pkl")
-    with pytest.raises(MotionFileError, match=r"bad\.pkl.*'action' has shape"):
+    with pytest.raises(MotionFileError, match=r"bad\.pkl.*'action' must have shape"):
         read_collection(tmp_path / "bad.pkl")
 
 

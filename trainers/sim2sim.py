@@ -69,14 +69,46 @@ def load_onnx_policy(path: str | Path):
     return lambda obs: session.run(None, {"obs": np.asarray(obs, dtype=np.float32)})[0]
 
 
+_SIDECAR_SIM_KEYS: tuple[str, ...] = ("robot", "physics_dt_s", "decimation", "init_height_offset_m", "action_offset",
+                                      "action_scale", "action_clip")  # fmt: skip
+_SIDECAR_OBS_KEYS: tuple[str, ...] = ("ang_vel_scale", "dof_vel_scale", "clip")
+
+
 def load_sidecar(policy_path: str | Path) -> dict:
+    """The export's JSON sidecar, with every key the loop reads checked (one line naming the file if not)."""
     path = Path(str(policy_path) + ".json")
     if not path.is_file():
         raise Sim2SimError(f"{path}: missing; `asap-retarget export-policy` writes it next to the policy")
-    info = json.loads(path.read_text())
-    missing = {"joint_names", "kp", "kd", "effort_limit_nm", "default_joint_pos_rad", "sim", "obs"} - set(info)
-    if missing:
-        raise Sim2SimError(f"{path}: no {', '.join(sorted(missing))}")
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise Sim2SimError(f"{path}: not a readable JSON sidecar ({exc}); export the policy again") from exc
+    if not isinstance(info, dict):
+        raise Sim2SimError(f"{path}: expected a JSON object, found {type(info).__name__}; export the policy again")
+    missing = {"joint_names", "kp", "kd", "effort_limit_nm", "default_joint_pos_rad", "sim", "obs",
+               "obs_history_len"} - set(info)  # fmt: skip
+    sim, obs = info.get("sim"), info.get("obs")
+    if not missing and isinstance(sim, dict) and isinstance(obs, dict):
+        missing = {f"sim.{k}" for k in _SIDECAR_SIM_KEYS if k not in sim} | {f"obs.{k}" for k in _SIDECAR_OBS_KEYS
+                                                                             if k not in obs}  # fmt: skip
+    if missing or not isinstance(sim, dict) or not isinstance(obs, dict):
+        raise Sim2SimError(f"{path}: no {', '.join(sorted(missing)) or 'sim/obs objects'}; export the policy again")
+    try:
+        robot = load_robot_spec(str(sim["robot"]))
+    except AsapRetargetError as exc:
+        raise Sim2SimError(f"{path}: sim.robot: {exc}") from exc
+    names = info["joint_names"]
+    unknown = sorted({str(n) for n in names if n not in robot.joint_names}) if isinstance(names, list) else names
+    if unknown or not names:
+        raise Sim2SimError(f"{path}: joint_names {unknown!r} are not joints of {robot.name}")
+    sizes = {k: np.shape(info[k]) for k in ("kp", "kd", "effort_limit_nm", "default_joint_pos_rad")}
+    if any(shape != (len(names),) for shape in sizes.values()):
+        raise Sim2SimError(f"{path}: kp, kd, effort_limit_nm and default_joint_pos_rad must each have one number per "
+                           f"joint ({len(names)}), found shapes {sizes}")  # fmt: skip
+    for key in ("physics_dt_s", "decimation"):
+        value = sim[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise Sim2SimError(f"{path}: sim.{key} must be a positive number, found {value!r}")
     return info
 
 

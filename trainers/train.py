@@ -52,11 +52,11 @@ def train_track(
     previous = run_dir / "config.json"
     if previous.exists() and json.loads(previous.read_text()).get("ppo_backend") == "rsl-rl":
         raise ConfigError(f"{run_dir}: holds a run trained with --ppo rsl-rl; resume it with that, or use a new folder")
-    run_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     np.random.seed(seed)
     model = build_training_model(env_cfg.sim)
     refs = load_references(library, model, load_robot_spec(env_cfg.sim.robot), clip)
+    run_dir.mkdir(parents=True, exist_ok=True)  # only once the motion is known to be usable
     env = TrackingEnv(refs, num_envs, env_cfg, seed=seed, model=model)
     config = {
         "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from retarget.asap_pkl import RobotMotion, motion_to_asap_dict, write_motion_library
+from retarget.atomic_io import check_output_path, reading_inputs
 from retarget.errors import ConfigError
 from retarget.formats.asap import folder_mode_key
 from retarget.formats.base import FormatOptions, LoadedMotion
@@ -84,8 +85,8 @@ def _read_human(path: Path, fmt: str, config: ConvertConfig, robot: str, fps_out
 def convert_file(src: str | Path, dst: str | Path, config: ConvertConfig = ConvertConfig()) -> ConvertReport:
     """Read `src`, bring it to the output robot and rate, write `dst` atomically."""
     src, dst = Path(src), Path(dst)
-    if src.exists() and dst.exists() and src.resolve() == dst.resolve():
-        raise ConfigError(f"{dst}: the output is the input file; write to another path (inputs are never overwritten)")
+    with reading_inputs([src]):
+        check_output_path(dst)  # not the input, nor a link, folder or device: refused before the work
     in_fmt = config.source_format or detect_input_format(src)
     out_fmt = output_format(dst, config.to)
     spec = ROBOT_FORMATS[out_fmt]

@@ -76,6 +76,9 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
     missing = [k for k in REQUIRED_KEYS if k not in data]
     if missing:
         raise MotionFileError(path, f"not a GMR/GMT motion: missing keys {missing} (found {sorted(data)})")
+    odd = [k for k in ("root_pos", "root_rot", "dof_pos") if np.asarray(data[k]).dtype.kind not in "biuf"]
+    if odd:
+        raise MotionFileError(path, f"{odd[0]!r} must hold numbers, found {np.asarray(data[odd[0]]).dtype} values")
     try:
         fps = float(data["fps"])
         root_pos = np.asarray(data["root_pos"], dtype=np.float64)

@@ -29,7 +29,7 @@ from retarget.formats import asap, gmr_pkl, tracking_npz, unitree_csv
 from retarget.formats.base import DEFAULT_OPTIONS, FormatOptions, LoadedMotion
 from retarget.formats.kinematics import ground_motion
 from retarget.formats.motion_ops import convert_dof
-from retarget.readers.amass import _load_npz
+from retarget.npz_io import load_npz_arrays
 from retarget.safe_pickle import safe_load
 from robots.registry import RobotSpec, load_robot_spec
 
@@ -139,7 +139,7 @@ def detect_input_format(path: str | Path) -> str:
     if ext == ".npz":
         keys = _npz_keys(path)
         if "joint_pos" in keys:
-            found = tracking_npz.dialect_of(path, _load_npz(path))
+            found = tracking_npz.dialect_of(path, load_npz_arrays(path, "tracking motion .npz"))
             return "beyondmimic" if found == "named" else found  # named files are read by name, any order
         if "joints_w" in keys:
             return "joints"

@@ -45,7 +45,7 @@ from retarget.formats.orders import (
     holosoma_body_list,
 )
 from retarget.formats.velocity import angular_velocity_w, linear_velocity
-from retarget.readers.amass import _load_npz
+from retarget.npz_io import load_npz_arrays, numeric_array, scalar_number
 from retarget.rotations import quat_normalize
 from robots.registry import RobotSpec
 
@@ -155,10 +155,7 @@ def dialect_of(path: Path, data: dict[str, np.ndarray]) -> str:
 def _fps(path: Path, data: dict[str, np.ndarray]) -> float:
     if "fps" not in data:
         raise MotionFileError(path, "has no 'fps'")
-    fps = float(np.asarray(data["fps"]).reshape(-1)[0])
-    if not np.isfinite(fps) or fps <= 0:
-        raise MotionFileError(path, f"'fps' must be a positive number, found {data['fps']!r}")
-    return fps
+    return scalar_number(path, data["fps"], "fps", "tracking motion", positive=True)
 
 
 def read(
@@ -167,9 +164,9 @@ def read(
     """The motion of a tracking `.npz`. Names in the file win; a nameless file is read by position
     in `dialect` (``beyondmimic`` or ``mjlab``), which must then be given."""
     path = Path(path)
-    data = _load_npz(path)
+    data = load_npz_arrays(path, "tracking motion .npz", frame_keys=("joint_pos",))
     found = dialect_of(path, data) if dialect is None or "joint_names" in data else dialect
-    joint_pos = np.asarray(data["joint_pos"], dtype=np.float64)
+    joint_pos = numeric_array(path, data, "joint_pos", "tracking motion")
     if joint_pos.ndim != 2:
         raise MotionFileError(path, f"'joint_pos' must be (T, columns); found {joint_pos.shape}")
     names = _names(data, "joint_names")
@@ -194,8 +191,8 @@ def read(
         root = 0 if bodies is None else (bodies.index(ROOT_BODY) if ROOT_BODY in bodies else -1)
         if root < 0:
             raise MotionFileError(path, f"'body_names' has no {ROOT_BODY!r} to take the root pose from")
-        root_pos = np.asarray(data["body_pos_w"], dtype=np.float64)[:, root]
-        root_quat = np.asarray(data["body_quat_w"], dtype=np.float64)[:, root]
+        root_pos = numeric_array(path, data, "body_pos_w", "tracking motion")[:, root]
+        root_quat = numeric_array(path, data, "body_quat_w", "tracking motion")[:, root]
         dof = joint_pos
     dof = dof[:, columns]
     human = np.asarray(data["human_joints_w"], dtype=np.float64) if "human_joints_w" in data else None

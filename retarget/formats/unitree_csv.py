@@ -67,9 +67,12 @@ def _read_header(path: Path) -> dict:
                 break
             if line.startswith(HEADER_PREFIX):
                 try:
-                    return json.loads(line[len(HEADER_PREFIX) :])
+                    header = json.loads(line[len(HEADER_PREFIX) :])
                 except json.JSONDecodeError as exc:
                     raise MotionFileError(path, f"unreadable header line ({exc})") from exc
+                if not isinstance(header, dict):
+                    raise MotionFileError(path, f"the header line must hold a JSON object, found {header!r}")
+                return header
     return {}
 
 
@@ -82,7 +85,10 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
     path = Path(path)
     if not path.is_file():
         raise MotionFileError(path, "file does not exist")
-    header = _read_header(path)
+    try:
+        header = _read_header(path)
+    except UnicodeDecodeError as exc:
+        raise MotionFileError(path, f"not a text CSV file ({exc.reason} at byte {exc.start})") from exc
     order = options.quat_order or header.get("quat_order")
     if order is None:
         raise MotionFileError(
@@ -94,9 +100,11 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
     fps = options.csv_fps or header.get("fps")
     if fps is None:
         raise MotionFileError(path, "the frame rate is not stated in the file: pass csv_fps (CLI: --in-fps; Unitree's CSVs are 30 Hz)")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not np.isfinite(fps) or fps <= 0:
+        raise MotionFileError(path, f"the frame rate must be a positive number, found {fps!r}")
     try:
         rows = np.loadtxt(path, delimiter=",", ndmin=2, comments="#")
-    except ValueError as exc:
+    except (ValueError, UnicodeDecodeError) as exc:
         raise MotionFileError(path, f"not a numeric CSV ({exc})") from exc
     robot = load_robot_spec(header["robot"]) if "robot" in header else robot_for_dof(rows.shape[1] - 7, path)
     if rows.shape[1] != 7 + robot.num_dof:

@@ -12,12 +12,12 @@ and unpickling an untrusted file can run code.
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from retarget.errors import MotionFileError
+from retarget.npz_io import load_npz_arrays, numeric_array
 from retarget.smpl_sequence import NUM_SMPL_JOINTS, SmplSequence
 
 _FPS_KEYS = ("mocap_framerate", "mocap_frame_rate", "fps", "framerate")
@@ -27,25 +27,7 @@ _BODY_JOINTS = 22  # pelvis + 21 body joints shared by SMPL, SMPL-H and SMPL-X
 
 
 def _load_npz(path: Path) -> dict[str, np.ndarray]:
-    if not path.exists():
-        raise MotionFileError(path, "file does not exist")
-    if path.is_dir():
-        raise MotionFileError(path, "is a directory, expected an AMASS .npz file")
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            if not isinstance(npz, np.lib.npyio.NpzFile):
-                raise MotionFileError(path, "is a single .npy array, expected an .npz archive of named arrays")
-            return {key: npz[key] for key in npz.files}
-    except MotionFileError:
-        raise
-    except ValueError as exc:
-        if "pickle" in str(exc).lower():
-            raise MotionFileError(
-                path, "holds pickled Python objects; refusing to unpickle an untrusted file"
-            ) from exc
-        raise MotionFileError(path, f"not a readable .npz archive ({exc})") from exc
-    except (zipfile.BadZipFile, OSError, EOFError, KeyError) as exc:
-        raise MotionFileError(path, f"corrupt or truncated .npz archive ({type(exc).__name__}: {exc})") from exc
+    return load_npz_arrays(path, "AMASS .npz clip", frame_keys=("poses", "trans", "root_orient", "pose_body"))
 
 
 def _read_fps(path: Path, data: dict[str, np.ndarray]) -> float:
@@ -73,7 +55,7 @@ def _read_gender(value: np.ndarray | None) -> str:
 def _read_pose(path: Path, data: dict[str, np.ndarray]) -> tuple[np.ndarray, str]:
     """(T, 24, 3) SMPL axis-angle and the source layout name."""
     if "poses" in data:
-        poses = np.asarray(data["poses"])
+        poses = numeric_array(path, data, "poses", "AMASS clip")
         if poses.ndim != 2 or poses.shape[1] not in _POSE_WIDTHS:
             raise MotionFileError(
                 path,
@@ -83,7 +65,8 @@ def _read_pose(path: Path, data: dict[str, np.ndarray]) -> tuple[np.ndarray, str
         body = poses[:, : _BODY_JOINTS * 3].reshape(-1, _BODY_JOINTS, 3)
         hands = poses[:, 66:72].reshape(-1, 2, 3) if model_type == "smpl" else np.zeros((len(poses), 2, 3))
     elif "root_orient" in data and "pose_body" in data:
-        root, body21 = np.asarray(data["root_orient"]), np.asarray(data["pose_body"])
+        root = numeric_array(path, data, "root_orient", "AMASS clip")
+        body21 = numeric_array(path, data, "pose_body", "AMASS clip")
         if root.ndim != 2 or root.shape[1] != 3 or body21.ndim != 2 or body21.shape[1] != 63:
             raise MotionFileError(
                 path,
@@ -124,7 +107,7 @@ def read_amass_npz(path: str | Path) -> SmplSequence:
                 path, f"'{key}' has NaN or inf in {bad.sum()} frame(s), first at frame {frames[0]}"
             )
     fps = _read_fps(path, data)
-    betas = np.asarray(data.get("betas", np.zeros(10)), dtype=np.float64).reshape(-1)
+    betas = numeric_array(path, data, "betas", "AMASS clip").reshape(-1) if "betas" in data else np.zeros(10)
     if not np.isfinite(betas).all():
         raise MotionFileError(path, "'betas' has NaN or inf")
     return SmplSequence(

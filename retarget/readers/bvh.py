@@ -29,6 +29,7 @@ UNITS_M: dict[str, float] = {"m": 1.0, "cm": 0.01, "mm": 0.001, "inch": 0.0254, 
 """Metres per BVH unit, by name ('cmu': the CMU ASF length unit, 1/0.45 inch)."""
 
 # Y-up BVH world → z-up world: Rx(+90°).
+_CHANNEL_NAMES = frozenset(f"{axis}{kind}" for axis in "XYZ" for kind in ("position", "rotation"))
 Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 
 
@@ -108,6 +109,10 @@ def _parse(path: Path, text: str) -> tuple[list[_Joint], np.ndarray, float]:
                     count = int(tokens[i + 1])
                     channels = tokens[i + 2 : i + 2 + count]
                     i += 2 + count
+                    unknown = [c for c in channels if c not in _CHANNEL_NAMES]
+                    if unknown:
+                        raise MotionFileError(path, f"malformed BVH: joint {name!r} has unknown channels {unknown}; "
+                                              "expected X/Y/Z position and rotation channels")  # fmt: skip
                 joints.append(_Joint(name, stack[-1] if stack else -1, offset, channels))
                 stack.append(len(joints) - 1)
             elif word == "}":

@@ -21,7 +21,7 @@ import numpy as np
 
 from retarget.asap_pkl import atomic_write
 from retarget.errors import MotionFileError
-from retarget.readers.amass import _load_npz
+from retarget.npz_io import load_npz_arrays, numeric_array, scalar_number
 from retarget.readers.bvh import Y_UP_TO_Z_UP
 from retarget.readers.smpl_from_joints import PRIMARY_CHILD, BoneSource, SkeletonMap, smpl_from_joints
 from retarget.smpl_sequence import SMPL_JOINT_NAMES, SmplSequence
@@ -46,20 +46,18 @@ def smpl_positions_map(names: tuple[str, ...]) -> SkeletonMap:
 def read_joint_positions(path: str | Path) -> tuple[np.ndarray, tuple[str, ...], float]:
     """(T, J, 3) z-up positions [m], joint names, frame rate [Hz]."""
     path = Path(path)
-    data = _load_npz(path)
+    data = load_npz_arrays(path, "joint-position .npz", frame_keys=("joints_w",))
     missing = [k for k in ("joints_w", "joint_names", "fps") if k not in data]
     if missing:
         raise MotionFileError(path, f"joint-position file lacks keys {missing} (found {sorted(data)})")
-    joints = np.asarray(data["joints_w"], dtype=np.float64)
+    joints = numeric_array(path, data, "joints_w", "joint-position file")
     names = tuple(str(n) for n in np.asarray(data["joint_names"]).reshape(-1))
     if joints.ndim != 3 or joints.shape[1:] != (len(names), 3) or len(joints) == 0:
         raise MotionFileError(path, f"'joints_w' must be (T, {len(names)}, 3) with T > 0; found {joints.shape}")
     if not np.isfinite(joints).all():
         bad = np.flatnonzero(~np.isfinite(joints).reshape(len(joints), -1).all(axis=1))
         raise MotionFileError(path, f"'joints_w' has NaN or inf in {len(bad)} frame(s), first at frame {bad[0]}")
-    fps = float(np.asarray(data["fps"]).reshape(-1)[0])
-    if not np.isfinite(fps) or fps <= 0:
-        raise MotionFileError(path, f"'fps' must be positive, found {fps}")
+    fps = scalar_number(path, data["fps"], "fps", "joint-position file", positive=True)
     up = str(data["up_axis"]) if "up_axis" in data else "z"
     if up not in ("z", "y"):
         raise MotionFileError(path, f"'up_axis' must be 'z' or 'y', found {up!r}")

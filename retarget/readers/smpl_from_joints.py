@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from retarget.errors import MotionFileError
 from retarget.rotations import matrix_to_quat, quat_to_rotvec
 from retarget.skeleton import Skeleton, neutral_skeleton
 from retarget.smpl_sequence import NUM_SMPL_JOINTS, SmplSequence
@@ -101,6 +102,18 @@ def leg_length_m(positions_w: np.ndarray, names: tuple[str, ...], leg: tuple[str
     return float(np.mean(np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)))
 
 
+def _check_not_degenerate(positions_w: np.ndarray, names: tuple[str, ...], skeleton_map: SkeletonMap,
+                          source_path: Path | None) -> None:
+    """Coincident hips or zero-length legs give no body frame and no scale: refuse them in one line."""
+    idx = {n: i for i, n in enumerate(names)}
+    hip_width_m = np.linalg.norm(positions_w[:, idx[skeleton_map.left_leg[0]]] - positions_w[:, idx[skeleton_map.right_leg[0]]], axis=-1)
+    legs_m = [leg_length_m(positions_w, names, leg) for leg in (skeleton_map.left_leg, skeleton_map.right_leg)]
+    bad = np.flatnonzero(hip_width_m < 1e-4)
+    if len(bad) or not min(legs_m) > 1e-3:
+        where = f"the hips coincide in {len(bad)} frame(s), first {bad[0]}" if len(bad) else "a leg has zero length"
+        raise MotionFileError(source_path, f"degenerate joint positions: {where}; check the file's joints and units")
+
+
 def smpl_from_joints(
     name: str,
     positions_w: np.ndarray,
@@ -122,6 +135,7 @@ def smpl_from_joints(
     skel = skeleton or neutral_skeleton()
     idx = {n: i for i, n in enumerate(names)}
     num_frames = positions_w.shape[0]
+    _check_not_degenerate(positions_w, names, skeleton_map, source_path)
     glob = np.empty((num_frames, NUM_SMPL_JOINTS, 3, 3))
     if rest_to_world is not None:
         glob[:, 0] = rest_to_world[:, idx[skeleton_map.root]]

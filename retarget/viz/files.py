@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-from retarget.asap_pkl import atomic_write
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+from retarget.atomic_io import atomic_write
 
 
 def write_shared(path: Path, write_fn: Callable[[Path], None]) -> None:
-    """Like :func:`retarget.asap_pkl.atomic_write`, but the file gets the usual 0644 (less the
+    """:func:`retarget.atomic_io.atomic_write`, which already gives the file the usual 0644 (less the
     umask) instead of mkstemp's 0600, so a browser or web server run by someone else can read it."""
-
-    def write(tmp: Path) -> None:
-        write_fn(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-
-    atomic_write(Path(path), write)
+    atomic_write(Path(path), write_fn)

@@ -21,6 +21,10 @@ from retarget.viz.overlays import add_skeleton, add_stance_markers
 from retarget.viz.scene import SceneConfig, build_render_model
 from robots.registry import load_robot_spec
 
+MAX_IMAGE_PX = 8192
+"""Largest image side [px]: offscreen framebuffers beyond this fail in common OpenGL drivers (and an
+8192² RGB frame is already 200 MB)."""
+
 
 @dataclass(frozen=True)
 class RenderConfig:
@@ -47,8 +51,8 @@ class RenderConfig:
     def __post_init__(self) -> None:
         for name in ("width_px", "height_px"):
             value = getattr(self, name)
-            if value < 16 or value % 2:
-                raise ConfigError(f"{name} must be an even number >= 16, got {value}")
+            if value < 16 or value % 2 or value > MAX_IMAGE_PX:
+                raise ConfigError(f"{name} must be an even number from 16 to {MAX_IMAGE_PX}, got {value}")
         if self.fps is not None and not self.fps > 0:
             raise ConfigError(f"fps must be positive, got {self.fps}")
 

@@ -38,7 +38,15 @@ from typing import Any
 import joblib
 import numpy as np
 
-from retarget.asap_pkl import RobotMotion, atomic_write, motion_to_asap_dict, read_motion_library
+from retarget.asap_pkl import (
+    RobotMotion,
+    array_problems,
+    atomic_write,
+    motion_to_asap_dict,
+    number_problems,
+    read_motion_library,
+    structural_problems,
+)
 from retarget.errors import MotionFileError
 from retarget.rotations import quat_xyzw_to_wxyz
 from robots.registry import RobotSpec, load_robot_spec
@@ -94,37 +102,57 @@ def trajectory_to_clip(traj: Trajectory, robot: RobotSpec) -> dict[str, Any]:
     return clip
 
 
+def collection_clip_problems(clip: Any) -> list[str]:
+    """What makes `clip` not a collection entry: ASAP's motion-library checks, then the stage-2 keys
+    (empty list when fine). The one validation of the format, for writing and for reading."""
+    problems = structural_problems(clip)
+    if problems:
+        return problems
+    missing = [k for k in (*EXTRA_ARRAY_KEYS, *EXTRA_SCALAR_KEYS) if k not in clip]
+    if missing:
+        return [f"a motion clip, not a collection entry: missing keys {missing}"]
+    num, num_dof = np.asarray(clip["dof"]).shape
+    sizes = {"T": (num,), "TD": (num, num_dof), "T3": (num, 3)}
+    problems = array_problems(clip, {name: sizes[layout] for name, layout in EXTRA_ARRAY_KEYS.items()})
+    problems += number_problems(clip, "action_scale")
+    if num < 2:
+        problems.append(f"a trajectory needs at least 2 frames, found {num}")
+    return problems
+
+
+def check_trajectory(traj: Trajectory, path: str | Path | None, robot: RobotSpec | None = None) -> None:
+    """Refuse, naming `path`, a trajectory whose collection entry :func:`read_collection` would refuse."""
+    problems = collection_clip_problems(trajectory_to_clip(traj, load_robot_spec() if robot is None else robot))
+    if problems:
+        raise MotionFileError(path, f"trajectory {traj.motion_id!r}: " + "; ".join(problems))
+
+
 def write_collection(path: str | Path, trajectories: dict[str, Trajectory], robot: RobotSpec | None = None) -> Path:
-    """Write trajectories (key → trajectory) atomically as one collection file."""
+    """Write trajectories (key → trajectory) atomically as one collection file, after the checks its readers make."""
     robot = load_robot_spec() if robot is None else robot
     clips = {key: trajectory_to_clip(t, robot) for key, t in trajectories.items()}
+    for key, clip in clips.items():
+        problems = collection_clip_problems(clip)
+        if problems:
+            raise MotionFileError(path, f"refusing to write entry {key!r}: " + "; ".join(problems))
     path = Path(path)
     atomic_write(path, lambda tmp: joblib.dump(clips, tmp))
     return path
 
 
 def _clip_to_trajectory(path: Path, key: str, clip: dict[str, Any]) -> Trajectory:
-    missing = [k for k in (*EXTRA_ARRAY_KEYS, *EXTRA_SCALAR_KEYS) if k not in clip]
-    if missing:
-        raise MotionFileError(path, f"entry {key!r} is a motion clip, not a collection: missing keys {missing}")
-    dof = np.asarray(clip["dof"], dtype=np.float64)
-    num, num_dof = dof.shape
-    sizes = {"T": (num,), "TD": (num, num_dof), "T3": (num, 3)}
-    arrays = {}
-    for name, layout in EXTRA_ARRAY_KEYS.items():
-        arr = np.asarray(clip[name], dtype=np.float64)
-        if arr.shape != sizes[layout]:
-            raise MotionFileError(path, f"entry {key!r}: {name!r} has shape {arr.shape}, expected {sizes[layout]}")
-        if not np.isfinite(arr).all():
-            raise MotionFileError(path, f"entry {key!r}: {name!r} holds NaN or infinite values")
-        arrays[name] = arr
+    problems = collection_clip_problems(clip)
+    if problems:
+        raise MotionFileError(path, f"entry {key!r}: " + "; ".join(problems))
+    arrays = {name: np.asarray(clip[name], dtype=np.float64) for name in EXTRA_ARRAY_KEYS}
     return Trajectory(
         motion_id=str(clip["motion_id"]), fps=float(clip["fps"]),
         root_pos_w=np.asarray(clip["root_trans_offset"], dtype=np.float64),
         root_quat_w=quat_xyzw_to_wxyz(np.asarray(clip["root_rot"], dtype=np.float64)),
-        root_lin_vel_w=arrays["root_lin_vel"], root_ang_vel_w=arrays["root_ang_vel"], dof_pos=dof,
-        dof_vel=arrays["dof_vel"], action=arrays["action"], pd_target=arrays["pd_target"], phase=arrays["phase"],
-        action_scale=float(clip["action_scale"]), source=str(clip["source"]),
+        root_lin_vel_w=arrays["root_lin_vel"], root_ang_vel_w=arrays["root_ang_vel"],
+        dof_pos=np.asarray(clip["dof"], dtype=np.float64), dof_vel=arrays["dof_vel"], action=arrays["action"],
+        pd_target=arrays["pd_target"], phase=arrays["phase"], action_scale=float(clip["action_scale"]),
+        source=str(clip["source"]),
     )  # fmt: skip
 
 

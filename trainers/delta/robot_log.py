@@ -31,9 +31,9 @@ import numpy as np
 
 from retarget.asap_pkl import atomic_write
 from retarget.errors import MotionFileError
-from retarget.npz_io import read_npz
+from retarget.npz_io import numeric_array, read_npz, scalar_number
 from robots.registry import RobotSpec, load_robot_spec
-from trainers.delta.collection import Trajectory
+from trainers.delta.collection import Trajectory, check_trajectory
 
 LOG_KEYS: tuple[str, ...] = ("time_s", "fps", "joint_names", "dof_pos", "dof_vel", "action", "pd_target",
                              "root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "motion_id")  # fmt: skip
@@ -44,31 +44,45 @@ def read_robot_log(path: str | Path, robot: RobotSpec | None = None) -> Trajecto
     robot = load_robot_spec() if robot is None else robot
     path = Path(path)
     data = read_npz(path, "robot log", tuple(LOG_KEYS))
-    names = [str(n) for n in data["joint_names"]]
+    names = [str(n) for n in np.asarray(data["joint_names"]).reshape(-1)]
     absent = [n for n in robot.joint_names if n not in names]
     if absent:
         raise MotionFileError(path, f"robot log lacks joints of {robot.name}: {absent}")
     cols = np.array([names.index(n) for n in robot.joint_names])
-    num = data["time_s"].shape[0]
+    fps = scalar_number(path, data["fps"], "fps", "robot log", positive=True)
+    time_s = numeric_array(path, data, "time_s", "robot log")
+    num = time_s.shape[0]
+    if time_s.ndim != 1 or num < 2:
+        raise MotionFileError(path, f"'time_s' must be (T,) with at least 2 ticks, found shape {time_s.shape}")
+    if not np.isfinite(time_s).all() or not (np.diff(time_s) > 0).all():
+        raise MotionFileError(path, "'time_s' must be finite and strictly increasing")
     expected = {"dof_pos": (num, len(names)), "dof_vel": (num, len(names)), "action": (num, len(names)),
                 "pd_target": (num, len(names)), "root_pos_w": (num, 3), "root_quat_w": (num, 4),
                 "root_lin_vel_w": (num, 3), "root_ang_vel_w": (num, 3)}  # fmt: skip
+    arrays = {}
     for key, shape in expected.items():
-        if data[key].shape != shape:
-            raise MotionFileError(path, f"{key!r} has shape {data[key].shape}, expected {shape}")
-        if not np.isfinite(data[key]).all():
+        arrays[key] = numeric_array(path, data, key, "robot log")
+        if arrays[key].shape != shape:
+            raise MotionFileError(path, f"{key!r} has shape {arrays[key].shape}, expected {shape}")
+        if not np.isfinite(arrays[key]).all():
             raise MotionFileError(path, f"{key!r} holds NaN or infinite values")
-    quat = data["root_quat_w"] / np.linalg.norm(data["root_quat_w"], axis=1, keepdims=True)
-    duration = max(float(data["time_s"][-1] - data["time_s"][0]), 1e-9)
-    phase = data["phase"] if "phase" in data else (data["time_s"] - data["time_s"][0]) / duration
-    return Trajectory(
-        motion_id=str(data["motion_id"]), fps=float(data["fps"]), root_pos_w=data["root_pos_w"].astype(float),
-        root_quat_w=quat, root_lin_vel_w=data["root_lin_vel_w"].astype(float),
-        root_ang_vel_w=data["root_ang_vel_w"].astype(float), dof_pos=data["dof_pos"][:, cols].astype(float),
-        dof_vel=data["dof_vel"][:, cols].astype(float), action=data["action"][:, cols].astype(float),
-        pd_target=data["pd_target"][:, cols].astype(float), phase=np.asarray(phase, dtype=float),
-        action_scale=float(data.get("action_scale", 0.25)), source=str(data.get("source", f"robot log {path.name}")),
+    norm = np.linalg.norm(arrays["root_quat_w"], axis=1, keepdims=True)
+    if not (norm > 1e-6).all():
+        raise MotionFileError(path, f"'root_quat_w' has zero quaternions in {int((norm <= 1e-6).sum())} tick(s)")
+    quat = arrays["root_quat_w"] / norm
+    phase = numeric_array(path, data, "phase", "robot log") if "phase" in data else (time_s - time_s[0]) / (time_s[-1] - time_s[0])
+    if phase.shape != (num,) or not np.isfinite(phase).all():
+        raise MotionFileError(path, f"'phase' must be ({num},) finite values, found shape {phase.shape}")
+    action_scale = scalar_number(path, data["action_scale"], "action_scale", "robot log") if "action_scale" in data else 0.25
+    traj = Trajectory(
+        motion_id=str(data["motion_id"]), fps=fps, root_pos_w=arrays["root_pos_w"], root_quat_w=quat,
+        root_lin_vel_w=arrays["root_lin_vel_w"], root_ang_vel_w=arrays["root_ang_vel_w"],
+        dof_pos=arrays["dof_pos"][:, cols], dof_vel=arrays["dof_vel"][:, cols], action=arrays["action"][:, cols],
+        pd_target=arrays["pd_target"][:, cols], phase=phase, action_scale=action_scale,
+        source=str(data.get("source", f"robot log {path.name}")),
     )  # fmt: skip
+    check_trajectory(traj, path)
+    return traj
 
 
 def write_robot_log(path: str | Path, traj: Trajectory, joint_names: tuple[str, ...], time_s: np.ndarray) -> Path:
