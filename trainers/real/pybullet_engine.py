@@ -1,0 +1,247 @@
+"""A "real" G1 in PyBullet: another physics engine behind the batch interface the MuJoCo "real" robots use.
+
+A profile named ``pybullet:<profile>`` (``pybullet`` alone: ``pybullet:nominal``) compiles the same
+MuJoCo model as ``<profile>`` — that model carries the PD gains, torque limits, joint friction and
+damping and the torso mass the profile sets — and marks it with a text element, :data:`ENGINE_TEXT`.
+Whoever steps a marked model (:func:`make_batch` for the tracking environment, the
+:class:`~trainers.real.stepper.PdRobot`) gets a :class:`PybulletBatch`: the robot is loaded into
+PyBullet from the same URDF, with PyBullet's own contact model (its mesh collision shapes against a
+plane, its solver, its friction), and the MuJoCo model only serves as the kinematic mirror that
+observations, rewards and metrics read (``xpos``, ``xquat``, ``site_xpos``, ``cvel``, ``subtree_com``).
+
+The PD law is the one of the MuJoCo actuators, τ = clip(Kp·(q* − q) − Kd·q̇, ±τ_max), applied as a joint
+torque at every physics step (same step size, same number of physics steps per policy step). What
+PyBullet does differently, on purpose or because it cannot do otherwise:
+
+* contacts: mesh collision shapes and a sequential-impulse solver instead of MuJoCo's soft contacts;
+* the −Kd·q̇ term is explicit (MuJoCo's ``implicitfast`` integrates it implicitly);
+* rotor inertia (armature) has no PyBullet equivalent: it is added to the child link's principal inertia
+  about every axis (:func:`_add_armature`), a heavier approximation than MuJoCo's joint-space armature;
+* dry joint friction is a zero-velocity motor of that maximum force, viscous damping an explicit torque;
+* an actuation delay is a queue of targets here (MuJoCo's model carries none, see :func:`mark_spec`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import mujoco
+import numpy as np
+
+from robots.registry import load_robot_spec
+from trainers.real.profiles import OTHER_ENGINE
+
+ENGINE_TEXT = "asap_real_engine"
+"""Name of the MuJoCo text element whose data names the engine that plays a marked model."""
+ROBOT_TEXT = "asap_real_robot"
+"""Name of the text element naming the bundled robot (the URDF the other engine loads)."""
+DELAY_NUMERIC = "asap_real_delay_steps"
+"""Name of the numeric element holding the actuation delay [physics steps] of a marked model."""
+_MASSLESS_KG = 1e-4
+FLOOR_FRICTION = 1.0
+"""Floor/foot friction coefficient in PyBullet (MuJoCo's default sliding friction is also 1)."""
+
+
+def mark_spec(spec: mujoco.MjSpec, engine: str, robot: str, delay_physics_steps: int) -> mujoco.MjSpec:
+    """Mark a profiled spec as played by ``engine``; its actuation delay moves from MuJoCo's actuators
+    to a numeric element (the other engine delays the targets itself)."""
+    for act in spec.actuators:
+        act.delay, act.nsample = 0.0, 0
+    spec.add_text(name=ENGINE_TEXT, data=engine)
+    spec.add_text(name=ROBOT_TEXT, data=robot)
+    spec.add_numeric(name=DELAY_NUMERIC, data=[float(delay_physics_steps)], size=1)
+    return spec
+
+
+def model_engine(model: mujoco.MjModel) -> str:
+    """The engine a compiled model is played by ("mujoco" unless marked)."""
+    return _model_text(model, ENGINE_TEXT) or "mujoco"
+
+
+def _model_text(model: mujoco.MjModel, name: str) -> str:
+    """The data of a text element ('' when the model has none of that name)."""
+    i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_TEXT, name)
+    if i < 0:
+        return ""
+    start = int(model.text_adr[i])
+    return bytes(model.text_data[start : start + int(model.text_size[i]) - 1]).decode()
+
+
+def make_batch(model: mujoco.MjModel, nsim: int, nthread: int = 0):  # type: ignore[no-untyped-def]
+    """The batch that steps ``nsim`` copies of ``model``: MuJoCo's own, or PyBullet's for a marked model."""
+    if model_engine(model) == OTHER_ENGINE:
+        return PybulletBatch(model, nsim)
+    import mujoco.batch
+
+    return mujoco.batch.Batch(model, nsim, nthread=nthread, persistent=True)
+
+
+def _add_armature(client, body: int, link: int, armature_kgm2: float) -> None:  # type: ignore[no-untyped-def]
+    if armature_kgm2 <= 0.0:
+        return
+    inertia = np.asarray(client.getDynamicsInfo(body, link)[2], dtype=float)
+    client.changeDynamics(body, link, localInertiaDiagonal=(inertia + armature_kgm2).tolist())
+
+
+class PybulletBatch:
+    """``nsim`` PyBullet worlds with the subset of :class:`mujoco.batch.Batch` that the stepping code uses:
+    :meth:`bind` (qpos, qvel, ctrl, history and the kinematic outputs), :meth:`reset`, :meth:`forward`,
+    :meth:`step`. Writes into the bound qpos/qvel/ctrl take effect at the next :meth:`forward` or
+    :meth:`step`; PyBullet is the source of truth in between."""
+
+    def __init__(self, model: mujoco.MjModel, nsim: int):
+        import pybullet
+        from pybullet_utils.bullet_client import BulletClient
+
+        self.model, self.nsim = model, int(nsim)
+        self.robot = load_robot_spec(_model_text(model, ROBOT_TEXT))
+        self.fixed_base = model.nq == self.robot.num_dof
+        self.dt_s = float(model.opt.timestep)
+        act_ids = [model.actuator(n).id for n in self.robot.joint_names]
+        self.kp = model.actuator_gainprm[act_ids, 0].copy()
+        self.kd = -model.actuator_biasprm[act_ids, 2].copy()
+        self.tau_max_nm = model.actuator_forcerange[act_ids, 1].copy()
+        jnt = [model.joint(n).id for n in self.robot.joint_names]
+        dofs = model.jnt_dofadr[jnt]
+        self.damping_nms = model.dof_damping[dofs].copy()
+        self.frictionloss_nm = model.dof_frictionloss[dofs].copy()
+        self.qpos_adr, self.qvel_adr = model.jnt_qposadr[jnt], dofs
+        self.delay_steps = int(model.numeric(DELAY_NUMERIC).data[0])
+        self.root_pos_w = model.body_pos[1].copy()
+        self.root_quat_w = model.body_quat[1].copy()
+        self.data = [mujoco.MjData(model) for _ in range(self.nsim)]
+        self._arrays = {k: np.stack([getattr(d, k) for d in self.data]) for k in
+                        ("qpos", "qvel", "ctrl", "xpos", "xquat", "site_xpos", "cvel", "subtree_com",
+                         "actuator_force", "history")}  # fmt: skip
+        self._arrays["actuator_force"] = np.zeros((self.nsim, model.nu))
+        self._queue: list[deque[np.ndarray]] = [deque() for _ in range(self.nsim)]
+        self.clients = []
+        self.bodies = []
+        for _ in range(self.nsim):
+            client = BulletClient(connection_mode=pybullet.DIRECT)
+            client.setGravity(0.0, 0.0, -9.81)
+            client.setTimeStep(self.dt_s)
+            if not self.fixed_base:
+                plane = client.createCollisionShape(pybullet.GEOM_PLANE)
+                floor = client.createMultiBody(0.0, plane)
+                client.changeDynamics(floor, -1, lateralFriction=FLOOR_FRICTION)
+            body = client.loadURDF(str(self.robot.urdf_path), self.root_pos_w.tolist(),
+                                   _xyzw(self.root_quat_w), useFixedBase=self.fixed_base,
+                                   flags=pybullet.URDF_USE_INERTIA_FROM_FILE)  # fmt: skip
+            self.clients.append(client)
+            self.bodies.append(body)
+        c0, b0 = self.clients[0], self.bodies[0]
+        by_name = {c0.getJointInfo(b0, j)[1].decode(): j for j in range(c0.getNumJoints(b0))}
+        self.joint_ids = [by_name[n] for n in self.robot.joint_names]
+        # The torso mass of a profile lives in the MuJoCo model; copy every link mass from it.
+        link_masses = {c0.getJointInfo(b0, j)[12].decode(): j for j in range(c0.getNumJoints(b0))}
+        for client, body in zip(self.clients, self.bodies):
+            for name, link in link_masses.items():
+                mj_body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
+                if mj_body >= 0:
+                    client.changeDynamics(body, link, mass=float(model.body_mass[mj_body]))
+                else:  # a sensor frame without inertial data (PyBullet would give it 1 kg); MuJoCo fuses it
+                    client.changeDynamics(body, link, mass=_MASSLESS_KG, localInertiaDiagonal=[_MASSLESS_KG * 1e-4] * 3)
+                client.changeDynamics(body, link, lateralFriction=FLOOR_FRICTION)
+            for link, arm in zip(self.joint_ids, self.robot.armature_kgm2):
+                _add_armature(client, body, link, float(arm))
+            # Disable the default velocity motors; dry friction is a zero-velocity motor of bounded force.
+            client.setJointMotorControlArray(body, self.joint_ids, pybullet.VELOCITY_CONTROL,
+                                             targetVelocities=[0.0] * len(self.joint_ids),
+                                             forces=self.frictionloss_nm.tolist())  # fmt: skip
+            client.changeDynamics(body, -1, lateralFriction=FLOOR_FRICTION)
+        self._base_inertial = [c.getDynamicsInfo(b, -1)[3:5] for c, b in zip(self.clients, self.bodies)]
+        self._pybullet = pybullet
+
+    # --- the Batch interface -----------------------------------------------------------------
+    def bind(self, name: str) -> np.ndarray:
+        return self._arrays[name]
+
+    def reset(self, ids: np.ndarray, stage: object = None) -> None:
+        for i in np.asarray(ids, dtype=int):
+            mujoco.mj_resetData(self.model, self.data[i])
+            for key in ("qpos", "qvel", "ctrl"):
+                self._arrays[key][i] = getattr(self.data[i], key)
+
+    def forward(self, ids: np.ndarray | None = None) -> None:
+        """Push the bound state of ``ids`` into PyBullet and refresh their kinematic outputs."""
+        ids = np.arange(self.nsim) if ids is None else np.asarray(ids, dtype=int)
+        for i in ids:
+            self._push(int(i))
+            self._queue[i] = deque([self._arrays["ctrl"][i].copy()] * self.delay_steps)
+            self._mirror(int(i))
+
+    def step(self, nstep: int = 1, stage: object = None) -> None:
+        for i in range(self.nsim):
+            client, body = self.clients[i], self.bodies[i]
+            for _ in range(nstep):
+                target = self._arrays["ctrl"][i].copy()
+                if self.delay_steps:
+                    self._queue[i].append(target)
+                    target = self._queue[i].popleft()
+                states = client.getJointStates(body, self.joint_ids)
+                q = np.array([s[0] for s in states])
+                qd = np.array([s[1] for s in states])
+                tau = np.clip(self.kp * (target - q) - self.kd * qd, -self.tau_max_nm, self.tau_max_nm)
+                client.setJointMotorControlArray(body, self.joint_ids, self._pybullet.TORQUE_CONTROL,
+                                                 forces=(tau - self.damping_nms * qd).tolist())  # fmt: skip
+                client.stepSimulation()
+            self._arrays["actuator_force"][i] = tau
+            self._pull(i)
+            self._mirror(i)
+
+    # --- state transfer ----------------------------------------------------------------------
+    def _push(self, i: int) -> None:
+        client, body = self.clients[i], self.bodies[i]
+        qpos, qvel = self._arrays["qpos"][i], self._arrays["qvel"][i]
+        for j, adr, vadr in zip(self.joint_ids, self.qpos_adr, self.qvel_adr):
+            client.resetJointState(body, j, float(qpos[adr]), float(qvel[vadr]))
+        if self.fixed_base:
+            return
+        # MuJoCo's free joint: pelvis origin and wxyz orientation, world linear and body angular velocity.
+        # PyBullet's base: the inertial frame of the pelvis, world linear and angular velocity.
+        pos, quat_xyzw = qpos[:3], _xyzw(qpos[3:7])
+        com_b, com_quat = self._base_inertial[i]
+        com_pos, com_orn = client.multiplyTransforms(pos.tolist(), quat_xyzw, com_b, com_quat)
+        client.resetBasePositionAndOrientation(body, com_pos, com_orn)
+        rot = np.array(client.getMatrixFromQuaternion(quat_xyzw)).reshape(3, 3)
+        ang_w = rot @ qvel[3:6]
+        lin_com = qvel[:3] + np.cross(ang_w, np.asarray(com_pos) - pos)
+        client.resetBaseVelocity(body, lin_com.tolist(), ang_w.tolist())
+
+    def _pull(self, i: int) -> None:
+        client, body = self.clients[i], self.bodies[i]
+        qpos, qvel = self._arrays["qpos"][i], self._arrays["qvel"][i]
+        states = client.getJointStates(body, self.joint_ids)
+        qpos[self.qpos_adr] = [s[0] for s in states]
+        qvel[self.qvel_adr] = [s[1] for s in states]
+        if self.fixed_base:
+            return
+        com_pos, com_orn = client.getBasePositionAndOrientation(body)
+        com_b, com_quat = self._base_inertial[i]
+        inv_pos, inv_orn = client.invertTransform(com_b, com_quat)
+        pos, orn = client.multiplyTransforms(com_pos, com_orn, inv_pos, inv_orn)
+        lin_com, ang_w = client.getBaseVelocity(body)
+        rot = np.array(client.getMatrixFromQuaternion(orn)).reshape(3, 3)
+        qpos[:3] = pos
+        qpos[3:7] = (orn[3], orn[0], orn[1], orn[2])
+        qvel[:3] = np.asarray(lin_com) + np.cross(ang_w, np.asarray(pos) - np.asarray(com_pos))
+        qvel[3:6] = rot.T @ np.asarray(ang_w)
+        if not (np.isfinite(qpos).all() and np.isfinite(qvel).all()):
+            raise FloatingPointError(f"PyBullet simulation {i} diverged")
+
+    def _mirror(self, i: int) -> None:
+        """MuJoCo kinematics of the PyBullet state: what observations, rewards and metrics read."""
+        d, m = self.data[i], self.model
+        d.qpos[:], d.qvel[:], d.ctrl[:] = self._arrays["qpos"][i], self._arrays["qvel"][i], self._arrays["ctrl"][i]
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        mujoco.mj_comVel(m, d)
+        for key in ("xpos", "xquat", "site_xpos", "cvel", "subtree_com"):
+            self._arrays[key][i] = getattr(d, key)
+
+
+def _xyzw(quat_wxyz: np.ndarray) -> list[float]:
+    w, x, y, z = (float(v) for v in quat_wxyz)
+    return [x, y, z, w]
+
