@@ -24,6 +24,7 @@ PyBullet does differently, on purpose or because it cannot do otherwise:
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -67,7 +68,7 @@ def _model_text(model: mujoco.MjModel, name: str) -> str:
     return bytes(model.text_data[start : start + int(model.text_size[i]) - 1]).decode()
 
 
-def make_batch(model: mujoco.MjModel, nsim: int, nthread: int = 0):  # type: ignore[no-untyped-def]
+def make_batch(model: mujoco.MjModel, nsim: int, nthread: int = 0) -> Any:
     """The batch that steps ``nsim`` copies of ``model``: MuJoCo's own, or PyBullet's for a marked model."""
     if model_engine(model) == OTHER_ENGINE:
         return PybulletBatch(model, nsim)
@@ -76,7 +77,7 @@ def make_batch(model: mujoco.MjModel, nsim: int, nthread: int = 0):  # type: ign
     return mujoco.batch.Batch(model, nsim, nthread=nthread, persistent=True)
 
 
-def _add_armature(client, body: int, link: int, armature_kgm2: float) -> None:  # type: ignore[no-untyped-def]
+def _add_armature(client: Any, body: int, link: int, armature_kgm2: float) -> None:
     if armature_kgm2 <= 0.0:
         return
     inertia = np.asarray(client.getDynamicsInfo(body, link)[2], dtype=float)
@@ -90,8 +91,8 @@ class PybulletBatch:
     :meth:`step`; PyBullet is the source of truth in between."""
 
     def __init__(self, model: mujoco.MjModel, nsim: int):
-        import pybullet
-        from pybullet_utils.bullet_client import BulletClient
+        import pybullet  # type: ignore[import-not-found]
+        from pybullet_utils.bullet_client import BulletClient  # type: ignore[import-untyped]
 
         self.model, self.nsim = model, int(nsim)
         self.robot = load_robot_spec(_model_text(model, ROBOT_TEXT))
@@ -115,8 +116,8 @@ class PybulletBatch:
                          "actuator_force", "history")}  # fmt: skip
         self._arrays["actuator_force"] = np.zeros((self.nsim, model.nu))
         self._queue: list[deque[np.ndarray]] = [deque() for _ in range(self.nsim)]
-        self.clients = []
-        self.bodies = []
+        self.clients: list[Any] = []
+        self.bodies: list[int] = []
         for _ in range(self.nsim):
             client = BulletClient(connection_mode=pybullet.DIRECT)
             client.setGravity(0.0, 0.0, -9.81)
