@@ -88,3 +88,25 @@ def test_cli_collect_and_bench_log_run_against_pybullet(tmp_path):
     # The bench joints follow their targets (one policy step behind) to within a few degrees.
     ids = log.bench_ids
     assert np.median(np.abs(log.dof_pos[2:, ids] - log.pd_target[1:-1, ids])) < 0.1
+
+
+
+def test_cli_sim2sim_onnx_and_eval_policy_run_against_pybullet(tmp_path):
+    from test_play import CLIP, write_tiny_run
+
+    from trainers.export import export_actor
+    from trainers.policy_io import load_policy
+
+    run = write_tiny_run(tmp_path / "run", seed=1)
+    onnx_path = export_actor(load_policy(run), tmp_path / "policy.onnx")
+    motion = str(asap_reference(CLIP))
+    out = CliRunner().invoke(main, ["sim2sim", "--onnx", str(onnx_path), "--motion", motion, "--real", "pybullet",
+                                    "--pd-hz", "200", "--max-steps", "10"])  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert "Eg-mpjpe" in out.output and "PD 200 Hz" in out.output
+    args = ["eval-policy", "--policy", str(run), "--motion", motion]
+    in_pybullet, in_training_sim = (CliRunner().invoke(main, a) for a in (args + ["--real", "pybullet"], args))
+    assert in_pybullet.exit_code == 0 and in_training_sim.exit_code == 0, in_pybullet.output
+    assert "(iteration 0)" in in_pybullet.output and in_pybullet.output != in_training_sim.output
+    out = CliRunner().invoke(main, ["eval-policy", "--policy", str(run), "--motion", motion, "--real", "pybullet:x"])
+    assert out.exit_code == 1 and "pybullet:<one of them>" in out.output

@@ -173,23 +173,35 @@ class PybulletBatch:
             self._mirror(int(i))
 
     def step(self, nstep: int = 1, stage: object = None) -> None:
+        """``nstep`` physics steps of every simulation under the PD law toward the bound ``ctrl``."""
         for i in range(self.nsim):
-            client, body = self.clients[i], self.bodies[i]
             for _ in range(nstep):
                 target = self._arrays["ctrl"][i].copy()
                 if self.delay_steps:
                     self._queue[i].append(target)
                     target = self._queue[i].popleft()
-                states = client.getJointStates(body, self.joint_ids)
-                q = np.array([s[0] for s in states])
-                qd = np.array([s[1] for s in states])
-                tau = np.clip(self.kp * (target - q) - self.kd * qd, -self.tau_max_nm, self.tau_max_nm)
-                client.setJointMotorControlArray(body, self.joint_ids, self._pybullet.TORQUE_CONTROL,
-                                                 forces=(tau - self.damping_nms * qd).tolist())  # fmt: skip
-                client.stepSimulation()
-            self._arrays["actuator_force"][i] = tau
-            self._pull(i)
-            self._mirror(i)
+                q, qd = self._joint_state(i)
+                self.step_torque(i, np.clip(self.kp * (target - q) - self.kd * qd, -self.tau_max_nm, self.tau_max_nm))
+            self.sync(i)
+
+    def step_torque(self, i: int, tau_nm: np.ndarray) -> None:
+        """One physics step of simulation ``i`` with joint torques ``tau_nm`` (D,) from the caller's own PD loop
+        (the profile's viscous damping and dry friction act on top). Call :meth:`sync` before reading the state."""
+        client, body = self.clients[i], self.bodies[i]
+        _, qd = self._joint_state(i)
+        client.setJointMotorControlArray(body, self.joint_ids, self._pybullet.TORQUE_CONTROL,
+                                         forces=(tau_nm - self.damping_nms * qd).tolist())  # fmt: skip
+        client.stepSimulation()
+        self._arrays["actuator_force"][i] = tau_nm
+
+    def sync(self, i: int) -> None:
+        """Copy simulation ``i``'s PyBullet state into the bound arrays and their MuJoCo kinematics."""
+        self._pull(i)
+        self._mirror(i)
+
+    def _joint_state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        states = self.clients[i].getJointStates(self.bodies[i], self.joint_ids)
+        return np.array([s[0] for s in states]), np.array([s[1] for s in states])
 
     # --- state transfer ----------------------------------------------------------------------
     def _push(self, i: int) -> None:
@@ -213,9 +225,7 @@ class PybulletBatch:
     def _pull(self, i: int) -> None:
         client, body = self.clients[i], self.bodies[i]
         qpos, qvel = self._arrays["qpos"][i], self._arrays["qvel"][i]
-        states = client.getJointStates(body, self.joint_ids)
-        qpos[self.qpos_adr] = [s[0] for s in states]
-        qvel[self.qvel_adr] = [s[1] for s in states]
+        qpos[self.qpos_adr], qvel[self.qvel_adr] = self._joint_state(i)
         if self.fixed_base:
             return
         com_pos, com_orn = client.getBasePositionAndOrientation(body)
