@@ -9,6 +9,8 @@ from conftest import asap_reference
 
 from cli.main import main
 from trainers.delta.collection import read_collection
+from trainers.delta.dynamics import transitions
+from trainers.delta.one_step import one_step_rms
 from trainers.real.bench import read_bench_log
 from trainers.real.model import build_real_model
 from trainers.real.profiles import UnknownProfileError, get_profile
@@ -80,6 +82,12 @@ def test_cli_collect_and_bench_log_run_against_pybullet(tmp_path):
     assert traj.source == "real:pybullet:soft_ankles_delay" and traj.num_frames > 20
     fd = (traj.root_pos_w[2:] - traj.root_pos_w[:-2]) * 25.0  # pelvis velocity matches its positions
     assert np.median(np.abs(fd - traj.root_lin_vel_w[1:-1])) < 0.05
+    # Replayed one step at a time from the recorded states, the PyBullet robot reproduces its own rollout
+    # (resets and state transfer are exact); no MuJoCo profile does, not even the one it was built from.
+    pairs = transitions([traj])
+    own = one_step_rms(build_real_model("pybullet:soft_ankles_delay"), pairs)
+    mujoco_twin, nominal = (one_step_rms(build_real_model(p), pairs) for p in ("soft_ankles_delay", "nominal"))
+    assert own < 1e-4 and mujoco_twin > 20 * max(own, 1e-5) and nominal > mujoco_twin
     out = CliRunner().invoke(main, ["bench-log", "--real", "pybullet", "--duration", "0.5",
                                     "-o", str(tmp_path / "log.npz")])  # fmt: skip
     assert out.exit_code == 0, out.output
