@@ -23,7 +23,11 @@ PyBullet does differently, on purpose or because it cannot do otherwise:
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import mujoco
@@ -91,8 +95,9 @@ class PybulletBatch:
     :meth:`step`; PyBullet is the source of truth in between."""
 
     def __init__(self, model: mujoco.MjModel, nsim: int):
-        import pybullet  # type: ignore[import-not-found]
-        from pybullet_utils.bullet_client import BulletClient  # type: ignore[import-untyped]
+        with _c_output_silenced():  # PyBullet prints its build date on import
+            import pybullet  # type: ignore[import-not-found]
+            from pybullet_utils.bullet_client import BulletClient  # type: ignore[import-untyped]
 
         self.model, self.nsim = model, int(nsim)
         self.robot = load_robot_spec(_model_text(model, ROBOT_TEXT))
@@ -118,8 +123,15 @@ class PybulletBatch:
         self._queue: list[deque[np.ndarray]] = [deque() for _ in range(self.nsim)]
         self.clients: list[Any] = []
         self.bodies: list[int] = []
+        with _c_output_silenced():  # PyBullet prints its build and a warning per sensor link without inertia
+            self._load_worlds(pybullet, BulletClient)
+        self._configure_links(pybullet)
+        self._base_inertial = [c.getDynamicsInfo(b, -1)[3:5] for c, b in zip(self.clients, self.bodies)]
+        self._pybullet = pybullet
+
+    def _load_worlds(self, pybullet: Any, client_type: Any) -> None:
         for _ in range(self.nsim):
-            client = BulletClient(connection_mode=pybullet.DIRECT)
+            client = client_type(connection_mode=pybullet.DIRECT)
             client.setGravity(0.0, 0.0, -9.81)
             client.setTimeStep(self.dt_s)
             if not self.fixed_base:
@@ -131,6 +143,10 @@ class PybulletBatch:
                                    flags=pybullet.URDF_USE_INERTIA_FROM_FILE)  # fmt: skip
             self.clients.append(client)
             self.bodies.append(body)
+
+    def _configure_links(self, pybullet: Any) -> None:
+        """Link masses and armature from the MuJoCo model, foot friction, joint friction motors."""
+        model = self.model
         c0, b0 = self.clients[0], self.bodies[0]
         by_name = {c0.getJointInfo(b0, j)[1].decode(): j for j in range(c0.getNumJoints(b0))}
         self.joint_ids = [by_name[n] for n in self.robot.joint_names]
@@ -151,8 +167,6 @@ class PybulletBatch:
                                              targetVelocities=[0.0] * len(self.joint_ids),
                                              forces=self.frictionloss_nm.tolist())  # fmt: skip
             client.changeDynamics(body, -1, lateralFriction=FLOOR_FRICTION)
-        self._base_inertial = [c.getDynamicsInfo(b, -1)[3:5] for c, b in zip(self.clients, self.bodies)]
-        self._pybullet = pybullet
 
     # --- the Batch interface -----------------------------------------------------------------
     def bind(self, name: str) -> np.ndarray:
@@ -250,6 +264,23 @@ class PybulletBatch:
         mujoco.mj_comVel(m, d)
         for key in ("xpos", "xquat", "site_xpos", "cvel", "subtree_com"):
             self._arrays[key][i] = getattr(d, key)
+
+
+@contextmanager
+def _c_output_silenced() -> Iterator[None]:
+    """Send what C code writes to file descriptors 1 and 2 to /dev/null (a CLI's output stays its report)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        for fd, copy in zip((1, 2), saved):
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 def _xyzw(quat_wxyz: np.ndarray) -> list[float]:
