@@ -122,3 +122,5 @@ def test_cli_sim2sim_onnx_and_eval_policy_run_against_pybullet(tmp_path):
     assert "(iteration 0)" in in_pybullet.output and in_pybullet.output != in_training_sim.output
     out = CliRunner().invoke(main, ["eval-policy", "--policy", str(run), "--motion", motion, "--real", "pybullet:x"])
     assert out.exit_code == 1 and "pybullet:<one of them>" in out.output
+    out = CliRunner().invoke(main, args + ["--real", "pybullet", "--domain-rand"])
+    assert out.exit_code == 1 and "not available" in out.output and "Traceback" not in out.output

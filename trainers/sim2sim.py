@@ -223,7 +223,7 @@ class Sim2SimRunner:
                 mujoco.mj_step(self.model, d)
             else:
                 self.engine.step_torque(0, d.ctrl.copy())
-                self.engine.sync(0)
+                self.engine.sync(0)  # a non-finite state is caught by run()
                 d.qpos[:], d.qvel[:] = self.engine.bind("qpos")[0], self.engine.bind("qvel")[0]
         if self.engine is not None:
             mujoco.mj_kinematics(self.model, d)  # the points the metrics read

@@ -33,6 +33,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
 from trainers.real.profiles import OTHER_ENGINE
 
@@ -45,6 +46,10 @@ DELAY_NUMERIC = "asap_real_delay_steps"
 _MASSLESS_KG = 1e-4
 FLOOR_FRICTION = 1.0
 """Floor/foot friction coefficient in PyBullet (MuJoCo's default sliding friction is also 1)."""
+
+
+class OtherEngineError(AsapRetargetError):
+    """Something the other physics engine cannot do (domain randomization of the MuJoCo model)."""
 
 
 def mark_spec(spec: mujoco.MjSpec, engine: str, robot: str, delay_physics_steps: int) -> mujoco.MjSpec:
@@ -187,7 +192,11 @@ class PybulletBatch:
             self._mirror(int(i))
 
     def step(self, nstep: int = 1, stage: object = None) -> None:
-        """``nstep`` physics steps of every simulation under the PD law toward the bound ``ctrl``."""
+        """``nstep`` physics steps of every simulation under the PD law toward the bound ``ctrl``.
+
+        Raises :class:`mujoco.batch.SimulationError` listing the simulations whose state became non-finite
+        (as MuJoCo's batch does; the others ran to completion)."""
+        diverged = []
         for i in range(self.nsim):
             for _ in range(nstep):
                 target = self._arrays["ctrl"][i].copy()
@@ -196,7 +205,15 @@ class PybulletBatch:
                     target = self._queue[i].popleft()
                 q, qd = self._joint_state(i)
                 self.step_torque(i, np.clip(self.kp * (target - q) - self.kd * qd, -self.tau_max_nm, self.tau_max_nm))
-            self.sync(i)
+            if not self.sync(i):
+                diverged.append(i)
+        if diverged:
+            import mujoco.batch
+
+            raise mujoco.batch.SimulationError(np.array(diverged), "PyBullet state became non-finite")
+
+    def expand(self, name: str) -> np.ndarray:
+        raise OtherEngineError(f"domain randomization ({name}) is not available for a robot played by PyBullet")
 
     def step_torque(self, i: int, tau_nm: np.ndarray) -> None:
         """One physics step of simulation ``i`` with joint torques ``tau_nm`` (D,) from the caller's own PD loop
@@ -208,10 +225,13 @@ class PybulletBatch:
         client.stepSimulation()
         self._arrays["actuator_force"][i] = tau_nm
 
-    def sync(self, i: int) -> None:
-        """Copy simulation ``i``'s PyBullet state into the bound arrays and their MuJoCo kinematics."""
-        self._pull(i)
+    def sync(self, i: int) -> bool:
+        """Copy simulation ``i``'s PyBullet state into the bound arrays and their MuJoCo kinematics;
+        False (and no kinematics) when that state is not finite."""
+        if not self._pull(i):
+            return False
         self._mirror(i)
+        return True
 
     def _joint_state(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         states = self.clients[i].getJointStates(self.bodies[i], self.joint_ids)
@@ -236,12 +256,12 @@ class PybulletBatch:
         lin_com = qvel[:3] + np.cross(ang_w, np.asarray(com_pos) - pos)
         client.resetBaseVelocity(body, lin_com.tolist(), ang_w.tolist())
 
-    def _pull(self, i: int) -> None:
+    def _pull(self, i: int) -> bool:
         client, body = self.clients[i], self.bodies[i]
         qpos, qvel = self._arrays["qpos"][i], self._arrays["qvel"][i]
         qpos[self.qpos_adr], qvel[self.qvel_adr] = self._joint_state(i)
         if self.fixed_base:
-            return
+            return bool(np.isfinite(qpos).all() and np.isfinite(qvel).all())
         com_pos, com_orn = client.getBasePositionAndOrientation(body)
         com_b, com_quat = self._base_inertial[i]
         inv_pos, inv_orn = client.invertTransform(com_b, com_quat)
@@ -252,8 +272,7 @@ class PybulletBatch:
         qpos[3:7] = (orn[3], orn[0], orn[1], orn[2])
         qvel[:3] = np.asarray(lin_com) + np.cross(ang_w, np.asarray(pos) - np.asarray(com_pos))
         qvel[3:6] = rot.T @ np.asarray(ang_w)
-        if not (np.isfinite(qpos).all() and np.isfinite(qvel).all()):
-            raise FloatingPointError(f"PyBullet simulation {i} diverged")
+        return bool(np.isfinite(qpos).all() and np.isfinite(qvel).all())
 
     def _mirror(self, i: int) -> None:
         """MuJoCo kinematics of the PyBullet state: what observations, rewards and metrics read."""
