@@ -183,7 +183,7 @@ class PybulletBatch:
             for key in ("qpos", "qvel", "ctrl"):
                 self._arrays[key][i] = getattr(self.data[i], key)
 
-    def forward(self, ids: np.ndarray | None = None) -> None:
+    def forward(self, ids: np.ndarray | None = None, stage: object = None) -> None:
         """Push the bound state of ``ids`` into PyBullet and refresh their kinematic outputs."""
         ids = np.arange(self.nsim) if ids is None else np.asarray(ids, dtype=int)
         for i in ids:
