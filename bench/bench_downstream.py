@@ -4,7 +4,7 @@
         [--env-steps 1000000] [--num-envs 256] [--seeds 0] [--checkpoint-every 20] [--episodes 8]
         [--stages 1] [--results downstream_results] [--out DIR]
 
-For every clip (a SMPL clip of ``../shared/data/smpl_video``) and every source of
+For every clip (a SMPL clip of ``tests/fixtures/smpl_video``, see ``bench/bench_data.py``) and every source of
 :mod:`downstream_sources` (official ASAP retarget, ours, GMR-style, ...), the same ``asap-retarget train
 track`` command (same settings, same seeds, the same number of env steps) trains a policy on that
 source's one-clip library. Every checkpoint is then evaluated as ``eval-policy --domain-rand`` does
@@ -37,10 +37,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_data import SMPL_DIR
 from downstream_report import plot_curves, table_markdown
-from downstream_sources import DATA, SOURCES, file_sha256
+from downstream_sources import SOURCES
 
 from retarget.asap_pkl import atomic_write
+from retarget.batch_record import file_sha256
 from retarget.errors import AsapRetargetError, MotionFileError
 from retarget.metrics import evaluate_library, evaluate_motion, load_human_reference, summarize
 from retarget.metrics.human import HumanReference
@@ -92,9 +94,9 @@ class TrainSettings:
 
 
 def resolve_clip(name: str) -> Path:
-    path = Path(name) if name.endswith(".npz") else DATA / "smpl_video" / f"{name}.npz"
+    path = Path(name) if name.endswith(".npz") else SMPL_DIR / f"{name}.npz"
     if not path.is_file():
-        raise MotionFileError(path, "no such SMPL clip (a stem of ../shared/data/smpl_video or an .npz path)")
+        raise MotionFileError(path, f"no such SMPL clip (a stem of {SMPL_DIR} or an .npz path)")
     return path.resolve()
 
 
@@ -167,15 +169,19 @@ def evaluate_run(run_dir: Path, library: Path, human: HumanReference, s: TrainSe
         if (row.get("iteration"), row.get("episodes"), row.get("eval_seed")) != protocol:
             row = evaluate_checkpoint(ckpt, library, human, s)
             cache.parent.mkdir(exist_ok=True)
-            atomic_write(cache, lambda tmp, r=row: tmp.write_text(json.dumps(r, indent=1)))
+            _write_json(cache, row)
         rows.append(row)
     return rows
 
 
+def _write_json(path: Path, data: dict) -> None:
+    text = json.dumps(finite_or_none(data), indent=1, allow_nan=False)  # NaN (no stance frames) as null
+    atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
 def publish(summary: dict, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(finite_or_none(summary), indent=1, allow_nan=False)
-    atomic_write(out_dir / "summary.json", lambda tmp: tmp.write_text(text))
+    _write_json(out_dir / "summary.json", summary)
     atomic_write(out_dir / "table.md", lambda tmp: tmp.write_text(table_markdown(summary)))
     plot_curves(summary, out_dir / "curves.png")
 

@@ -14,9 +14,9 @@ to the untilted clip's retarget, which is the reference (its own figures on the 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
+from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
 from retarget.floor import estimate_floor, level_sequence, transform_sequence
@@ -29,7 +29,7 @@ from retarget.skeleton import smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
 from robots.registry import load_robot_spec
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "smpl_video"
+DATA = SMPL_DIR
 CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_level2_filter")
 FOOT = ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s", "human_stance", "root_lean_deg")
 AXIS = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)

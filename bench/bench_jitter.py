@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
 from retarget.contacts import detect_foot_contacts
@@ -34,7 +35,7 @@ from retarget.smoothing import smooth_sequence
 from retarget.smpl_sequence import SmplSequence
 from robots.registry import load_robot_spec
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "smpl_video"
+DATA = SMPL_DIR
 CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_level2_filter")
 ROT_STEP_DEG = 0.5
 TRANS_STEP_M = 0.005

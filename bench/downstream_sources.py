@@ -8,7 +8,6 @@ physics-cleaned output of a controller) is one entry here.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,12 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_data
+
 from retarget.asap_pkl import motion_to_asap_dict, write_motion_library
 from retarget.errors import AsapRetargetError, MotionFileError
 from robots.registry import load_robot_spec
 
-DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
-ASAP_REFERENCE_DIR = DATA / "asap_reference"
 ASAP_PREFIX = "0-motions_raw_tairantestbed_smpl_"
 
 
@@ -43,7 +42,7 @@ class MotionSource:
 
 def _asap_official(clip_npz: Path, out_dir: Path) -> Path:
     # Used in place: the file's hash in the summary is then the official file's own.
-    path = (ASAP_REFERENCE_DIR / f"{ASAP_PREFIX}{clip_npz.stem}.pkl").resolve()
+    path = (bench_data.ASAP_REFERENCE_DIR / f"{ASAP_PREFIX}{clip_npz.stem}.pkl").resolve()
     if not path.exists():
         raise SourceUnavailable(f"{path}: no official ASAP retarget of {clip_npz.stem}")
     return path
@@ -71,22 +70,31 @@ def _gmr_style(clip_npz: Path, out_dir: Path) -> Path:
 
 
 def _controller(clip_npz: Path, out_dir: Path) -> Path:
-    raise SourceUnavailable(
-        f"{clip_npz}: source 'controller' (physics-cleaned motion played by a tracking controller) is not "
-        "available in this version; register its writer in bench/downstream_sources.py"
-    )
+    """The motion the controller layer's simulated G1 performed while tracking our retarget (`perform_clip`)."""
+    from retarget.controller import perform_clip
+
+    path = out_dir / "controller" / f"{clip_npz.stem}.pkl"
+    if path.exists():  # deterministic but slow (sampling MPC): made once per results folder
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    result = perform_clip(clip_npz, path)
+    if result.motion is None:
+        raise SourceUnavailable(f"{clip_npz}: the controller layer rejected this clip; no performed motion to train on")
+    kept, total = result.verdict.kept_ranges[0], result.verdict.num_frames
+    if kept != (0, total):  # a trimmed motion would be scored against the wrong human frames
+        path.unlink()
+        raise SourceUnavailable(f"{clip_npz}: the controller layer kept frames {kept[0]}-{kept[1]} of {total} only; "
+                                "the benchmark compares whole clips")  # fmt: skip
+    return path
 
 
 SOURCES: dict[str, MotionSource] = {
     s.name: s
     for s in (
-        MotionSource("asap", "official ASAP/PHC retarget (../shared/data/asap_reference)", _asap_official),
+        MotionSource("asap", "official ASAP/PHC retarget (bench_data.ASAP_REFERENCE_DIR)", _asap_official),
         MotionSource("ours", "this project's kinematic retarget (`batch` defaults)", _ours),
         MotionSource("gmr", "GMR-style per-frame IK (bench/baseline_gmr.py)", _gmr_style),
-        MotionSource("controller", "physics-cleaned motion of the controller layer", _controller),
+        MotionSource("controller", "motion performed by the controller layer's simulated G1 (perform_clip)",
+                     _controller),
     )
 }
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import ASAP_REF_DIR, asap_reference, smpl_clip
+from conftest import asap_reference, smpl_clip
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
@@ -18,6 +18,8 @@ import bench_downstream
 import downstream_sources
 from downstream_report import at_common_budget, late_spread_rows
 
+from retarget.asap_pkl import read_motion_library
+from retarget.batch_record import file_sha256
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
 from trainers.env import TrackingEnv
@@ -39,8 +41,7 @@ def _table(lines: list[str], start: int) -> list[list[str]]:
     return [rows[0]] + rows[2:]
 
 
-def test_two_sources_end_to_end_each_row_from_its_own_file(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(downstream_sources, "ASAP_REFERENCE_DIR", ASAP_REF_DIR)
+def test_two_sources_end_to_end_each_row_from_its_own_file(tmp_path, capsys):
     out = tmp_path / "out"
     args = ["--clips", str(smpl_clip(CLIP)), "--sources", "asap", "ours", "--env-steps", "192", "--num-envs", "4",
             "--checkpoint-every", "1", "--episodes", "2", "--stages", "2", "--results", str(tmp_path / "results"),
@@ -52,7 +53,7 @@ def test_two_sources_end_to_end_each_row_from_its_own_file(tmp_path, monkeypatch
     assert runs[0]["source_file"] == str(asap_reference(CLIP).resolve())
     for run in runs:
         file = Path(run["source_file"])
-        assert run["source_sha256"] == hashlib.sha256(file.read_bytes()).hexdigest()
+        assert run["source_sha256"] == hashlib.sha256(file.read_bytes()).hexdigest() == file_sha256(file)
         assert Path(run["trained_on"]) == file.resolve()  # the run's config.json names the file that was hashed
         assert [c["iteration"] for c in run["checkpoints"]] == [1, 2]
         assert [c["env_steps"] for c in run["checkpoints"]] == [96, 192]
@@ -82,14 +83,25 @@ def test_two_sources_end_to_end_each_row_from_its_own_file(tmp_path, monkeypatch
     assert "ours seed 0: 192 env steps" in capsys.readouterr().out
 
 
-def test_controller_source_fails_with_one_line(tmp_path, capsys):
+def test_controller_source_is_the_whole_performed_squat(tmp_path):
+    """The controller slot: the motion the controller layer's simulated G1 performed, a whole-clip library of its
+    own (not our retarget's bytes), cached per results folder."""
+    clip = smpl_clip(CLIP)
+    path = downstream_sources.SOURCES["controller"].prepare(clip, tmp_path)
+    ours = downstream_sources.SOURCES["ours"].prepare(clip, tmp_path)
+    (key, performed), = read_motion_library(path).items()
+    (_, kinematic), = read_motion_library(ours).items()
+    assert key.endswith(clip.stem) and performed["dof"].shape == kinematic["dof"].shape
+    assert file_sha256(path) != file_sha256(ours)
+    assert 0.0 < np.abs(performed["dof"] - kinematic["dof"]).mean() < 0.1  # tracked closely, not copied [rad]
+    stamp = path.stat().st_mtime_ns
+    assert downstream_sources.SOURCES["controller"].prepare(clip, tmp_path) == path and path.stat().st_mtime_ns == stamp
+
+
+def test_unknown_source_is_a_usage_error(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
-        bench_downstream.main(["--clips", str(smpl_clip(CLIP)), "--sources", "asap", "controller",
-                               "--results", str(tmp_path)])  # fmt: skip
-    assert exc.value.code == 1
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "controller" in err and str(smpl_clip(CLIP)) in err
-    assert not any(tmp_path.rglob("model_*.pt"))  # refused before any training
+        bench_downstream.main(["--sources", "mocap", "--results", str(tmp_path)])
+    assert exc.value.code == 2 and "mocap" in capsys.readouterr().err
 
 
 def test_unknown_clip_is_one_line_naming_the_file(tmp_path, capsys):
