@@ -47,7 +47,7 @@ def _residual(out, fps: float) -> float | None:
     if out.motion is None:
         return None
     robot = load_robot_spec("g1_23dof")
-    qpos = motion_qpos(tracker_model("g1_23dof", 0.005), robot, out.motion)
+    qpos = motion_qpos(out.motion, robot, tracker_model("g1_23dof", 0.005))
     dyn = analyse_dynamics(qpos, compute_robot_geometry(qpos, robot).sole_w, fps, robot)
     stance = dyn.in_contact.any(axis=1)
     if not stance.any():

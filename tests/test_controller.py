@@ -187,3 +187,32 @@ def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(
     replaced = read_motion_library(in_place / "motion_library.pkl")
     assert list(replaced) == ["short_squat"]
     np.testing.assert_allclose(replaced["short_squat"]["dof"], performed["dof"], atol=1e-6)
+
+
+def test_perform_clip_writes_the_motion_and_its_provenance(tmp_path):
+    import json
+
+    from retarget.batch_record import file_sha256
+    from retarget.controller import perform_clip
+    from retarget.formats.registry import read_motions
+
+    with np.load(smpl_clip("squat_level1_filter")) as npz:
+        data = {k: npz[k] for k in npz.files}
+    data["poses"], data["trans"] = data["poses"][:30], data["trans"][:30]
+    src = tmp_path / "one_second.npz"
+    np.savez(src, **data)
+    from retarget.formats.registry import FormatNote
+
+    with pytest.warns(FormatNote, match="23-dof motion written for beyondmimic"):  # the writer says it widens
+        out = perform_clip(src, tmp_path / "performed.npz", fmt="beyondmimic")
+    assert out.verdict.decision == "keep" and out.motion is not None
+    doc = json.loads((tmp_path / "performed.npz.controller.json").read_text())
+    assert doc["source_sha256"] == file_sha256(src) and doc["frame_range"] == [0, 30]
+    assert doc["controller"]["tracker"]["num_samples"] == ControllerConfig().tracker.num_samples
+    assert len(doc["pd_targets_rad"]) == out.run.num_steps and len(doc["pd_targets_rad"][0]) == 23
+    assert 0.0 < doc["tracking_errors_mm"]["eg_mpjpe_mm"] < 60.0 and doc["falls"] == []
+    (loaded,) = read_motions(tmp_path / "performed.npz")
+    # write_motion keeps the clip's own rate; the consumer reads back the performed motion.
+    assert loaded.motion.fps == 30.0 and loaded.motion.num_frames == 30
+    np.testing.assert_allclose(loaded.motion.root_pos_w, out.motion.root_pos_w, atol=1e-5)
+    np.testing.assert_allclose(np.abs(np.sum(loaded.motion.root_quat_w * out.motion.root_quat_w, axis=1)), 1.0, atol=1e-6)
