@@ -10,7 +10,6 @@ quaternions made sign-continuous and renormalised, and on the root translation r
 from __future__ import annotations
 
 import numpy as np
-from scipy.signal import butter, filtfilt
 
 from retarget.errors import ConfigError
 from retarget.rotations import quat_normalize, quat_to_rotvec, rotvec_to_quat
@@ -38,6 +37,9 @@ def smooth_sequence(seq: SmplSequence, cutoff_hz: float) -> SmplSequence:
         raise ConfigError(f"smoothing cut-off must be positive, got {cutoff_hz}")
     if cutoff_hz >= seq.fps / 2:
         return seq  # nothing above the Nyquist rate to remove
+    # scipy.signal costs over a second to import; only video clips are filtered, so it loads here.
+    from scipy.signal import butter, filtfilt
+
     b, a = butter(_ORDER, cutoff_hz / (seq.fps / 2))
     pad = 3 * max(len(a), len(b))
     if seq.num_frames <= pad:
