@@ -8,7 +8,7 @@ import click
 from rich.table import Table
 
 from cli.common import console
-from cli.options import policy_option, resolve_policy, seed_option
+from cli.options import policy_option, real_option, resolve_policy, seed_option
 
 
 @click.command(name="eval-policy")
@@ -18,8 +18,11 @@ from cli.options import policy_option, resolve_policy, seed_option
 @click.option("--clip", default=None, help="Evaluate on this clip only.")
 @click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True, help="Episodes per clip.")
 @click.option("--domain-rand", is_flag=True, help="Randomize physics per episode (else episodes are identical).")
+@real_option(default=None, help_text="Evaluate in this \"real\" G1 (a profile name, pybullet:<profile>, a sysid.json) "
+                                     "instead of the training simulator.")
 @seed_option()
-def eval_policy(run: Path | None, run_arg: Path | None, motion: Path, clip: str | None, episodes: int, domain_rand: bool, seed: int) -> None:
+def eval_policy(run: Path | None, run_arg: Path | None, motion: Path, clip: str | None, episodes: int, domain_rand: bool,
+                profile: str | None, seed: int) -> None:  # fmt: skip
     """Success (0.5 m rule), Eg-mpjpe, Empjpe, Evel, Eacc of the policy (a run folder or checkpoint).
 
     The policy may also be given as the positional RUN (the old form)."""
@@ -32,7 +35,13 @@ def eval_policy(run: Path | None, run_arg: Path | None, motion: Path, clip: str 
     loaded = load_policy(resolve_policy(run, run_arg))
     cfg = loaded.env_cfg
     refs = load_references(motion, build_training_model(cfg.sim), load_robot_spec(cfg.sim.robot), clip)
-    overall, per_clip = evaluate_policy(loaded.policy.act_inference, refs, cfg, episodes, seed, domain_rand)
+    if profile is None:
+        overall, per_clip = evaluate_policy(loaded.policy.act_inference, refs, cfg, episodes, seed, domain_rand)
+    else:
+        from trainers.finetune.real_eval import evaluate_in_profile
+
+        overall, per_clip = evaluate_in_profile(loaded.policy.act_inference, refs, profile, cfg, episodes, seed,
+                                                domain_rand)  # fmt: skip
     table = Table(title=f"{loaded.checkpoint} (iteration {loaded.iteration})")
     for col in ("clip", "success", "Eg-mpjpe [mm]", "Empjpe [mm]", "Evel [mm/frame]", "Eacc [mm/frame²]", "completed"):
         table.add_column(col)

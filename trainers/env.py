@@ -18,6 +18,7 @@ from trainers import observations as obs_terms
 from trainers.config import ActionOffset, TrackingEnvConfig
 from trainers.randomization import push_velocity, randomize_batch
 from trainers.real.model import fill_batch_target_history
+from trainers.real.pybullet_engine import make_batch
 from trainers.reference import MotionReference, ReferenceFrame, body_layout, point_site_and_body_ids
 from trainers.sim_model import build_training_model, default_joint_pos, joint_addresses
 from trainers.state import TrackingState
@@ -42,7 +43,7 @@ class TrackingEnv:
         self.num_actions = self.robot.num_dof
         self.policy_dt_s = cfg.sim.physics_dt_s * cfg.sim.decimation
         self.max_episode_length = int(np.ceil(max(r.duration_s for r in self.refs) / self.policy_dt_s))
-        self.batch = mujoco.batch.Batch(self.model, self.num_envs, nthread=cfg.sim.num_threads, persistent=True)
+        self.batch = make_batch(self.model, self.num_envs, cfg.sim.num_threads)
         randomize_batch(self.batch, cfg.domain_rand, self.body_ids, self.body_ids[0], self.rng)
         b = self.batch
         self._qpos, self._qvel, self._ctrl = b.bind("qpos"), b.bind("qvel"), b.bind("ctrl")

@@ -27,6 +27,7 @@ from trainers.config import SimConfig
 from trainers.metrics import SUCCESS_DISTANCE_M, TrackingMetrics, tracking_metrics
 from trainers.real.model import apply_profile, build_pd_spec
 from trainers.real.profiles import DEFAULT_REAL_PROFILE, get_profile
+from trainers.real.pybullet_engine import PybulletBatch, mark_spec
 from trainers.reference import MotionReference, body_layout, point_site_and_body_ids
 
 
@@ -138,8 +139,12 @@ class Sim2SimRunner:
             act = spec.actuator(name)
             act.set_to_motor()  # ctrl is the torque; our loop computes it
             act.delay, act.nsample = 0.0, 0  # the delay is ours too (a queue of targets)
+        if profile.engine != "mujoco":
+            mark_spec(spec, profile.engine, sim["robot"], 0)
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
+        # Another engine runs the physics under this loop's PD torques; self.data then mirrors its state.
+        self.engine = PybulletBatch(self.model, 1) if profile.engine != "mujoco" else None
         self.qpos_adr = np.array([self.model.joint(n).qposadr[0] for n in names])
         self.qvel_adr = np.array([self.model.joint(n).dofadr[0] for n in names])
         self.kp = np.array(sidecar["kp"]) * [profile.kp_multiplier(n) for n in names]
@@ -190,6 +195,9 @@ class Sim2SimRunner:
         d.qvel[3:6] = _quat_rotate_inverse(r.root_quat_w[0], r.root_ang_vel_w[0])
         d.qvel[self.qvel_adr] = r.dof_vel[0]
         mujoco.mj_forward(self.model, d)
+        if self.engine is not None:
+            self.engine.bind("qpos")[0], self.engine.bind("qvel")[0] = d.qpos, d.qvel
+            self.engine.forward()
         self.last_action = np.zeros(len(self.qpos_adr))
         self.targets = deque([r.dof_pos[0].copy()] * (self.delay_ticks + 1), maxlen=self.delay_ticks + 1)
         self.history = deque([self.frame()] * self.info["obs_history_len"], maxlen=self.info["obs_history_len"])
@@ -211,7 +219,14 @@ class Sim2SimRunner:
             q_star = self.targets[0]  # delay_ticks old (the newest when there is no delay)
             tau = self.kp * (q_star - d.qpos[self.qpos_adr]) - self.kd * d.qvel[self.qvel_adr]
             d.ctrl[:] = np.clip(tau, -self.effort, self.effort)
-            mujoco.mj_step(self.model, d)
+            if self.engine is None:
+                mujoco.mj_step(self.model, d)
+            else:
+                self.engine.step_torque(0, d.ctrl.copy())
+                self.engine.sync(0)  # a non-finite state is caught by run()
+                d.qpos[:], d.qvel[:] = self.engine.bind("qpos")[0], self.engine.bind("qvel")[0]
+        if self.engine is not None:
+            mujoco.mj_kinematics(self.model, d)  # the points the metrics read
         self.time_s += self.policy_dt_s
         self.last_action = action
         self.history.appendleft(self.frame())

@@ -54,8 +54,14 @@ def apply_profile(spec: mujoco.MjSpec, profile: RealProfile, sim: SimConfig | No
 def build_real_model(profile: RealProfile | str = "nominal", sim: SimConfig | None = None,
                      fixed_base: bool = False) -> mujoco.MjModel:  # fmt: skip
     """A freshly compiled "real" G1 (``"nominal"``: the training simulator, fixed base optional)."""
-    spec = build_pd_spec(sim, fixed_base)
-    return apply_profile(spec, get_profile(profile), sim).compile()
+    sim = SimConfig() if sim is None else sim
+    profile = get_profile(profile)
+    spec = apply_profile(build_pd_spec(sim, fixed_base), profile, sim)
+    if profile.engine != "mujoco":
+        from trainers.real.pybullet_engine import mark_spec
+
+        mark_spec(spec, profile.engine, sim.robot, profile.delay_physics_steps)
+    return spec.compile()
 
 
 def fill_target_history(model: mujoco.MjModel, data: mujoco.MjData, targets: np.ndarray) -> None:

@@ -16,11 +16,13 @@ to the training model itself.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from retarget.errors import AsapRetargetError
 
+OTHER_ENGINE = "pybullet"
+"""Prefix of a profile played by another physics engine (:mod:`trainers.real.pybullet_engine`)."""
 ANKLE_SUFFIXES: tuple[str, ...] = ("ankle_pitch_joint", "ankle_roll_joint")
 
 
@@ -50,6 +52,9 @@ class RealProfile:
     """Multiplier of the URDF torque limits that clip the PD torque."""
     torso_mass_offset_kg: float = 0.0
     """Mass added to the torso link [kg] (a battery or a sensor pack; no effect on a fixed-base bench)."""
+    engine: str = "mujoco"
+    """Physics engine that plays this robot: ``"mujoco"`` (a copy of the training model) or ``"pybullet"``
+    (:mod:`trainers.real.pybullet_engine`; the profile name is then ``pybullet:<profile>``)."""
 
     def kp_multiplier(self, joint_name: str) -> float:
         return _lookup(self.kp_scale, joint_name)
@@ -127,13 +132,20 @@ def load_profile_file(path: str | Path) -> RealProfile:
 
 def get_profile(name: str | RealProfile) -> RealProfile:
     """The profile called ``name``, or read from ``name`` if it ends in ``.json`` (a profile passes through).
+    ``pybullet:<profile>`` (``pybullet`` alone: ``pybullet:nominal``) is ``<profile>`` played by PyBullet.
 
     Raises :class:`UnknownProfileError`.
     """
     if isinstance(name, RealProfile):
         return name
+    head, sep, tail = str(name).partition(":")
+    if head == OTHER_ENGINE:
+        base = get_profile(tail if sep and tail else "nominal")
+        return replace(base, name=f"{OTHER_ENGINE}:{base.name}", description=f"{base.description}, in PyBullet",
+                       engine=OTHER_ENGINE)  # fmt: skip
     if str(name).endswith(".json"):
         return load_profile_file(name)
     if name not in PROFILES:
-        raise UnknownProfileError(f"unknown real profile {name!r}; valid choices: {', '.join(PROFILES)}")
+        raise UnknownProfileError(f"unknown real profile {name!r}; valid choices: {', '.join(PROFILES)}, "
+                                  f"or {OTHER_ENGINE}:<one of them>")
     return PROFILES[name]

@@ -18,6 +18,8 @@ from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
 from robots.registry import load_robot_spec
 from trainers.config import SimConfig
 from trainers.real.model import fill_target_history
+from trainers.real.profiles import OTHER_ENGINE
+from trainers.real.pybullet_engine import PybulletBatch, model_engine
 
 TargetCorrection = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 """δ(q* (D,), q (D,), q̇ (D,)) -> (D,) [rad], added to the PD targets."""
@@ -36,6 +38,8 @@ class PdRobot:
         self.fixed_base = model.nq == self.robot.num_dof
         self.decimation = self.sim.decimation
         self.policy_dt_s = self.sim.physics_dt_s * self.sim.decimation
+        # A model marked for another engine is stepped there; self.data then mirrors its state.
+        self.engine = PybulletBatch(model, 1) if model_engine(model) == OTHER_ENGINE else None
 
     # --- state -------------------------------------------------------------------------------
     @property
@@ -87,12 +91,25 @@ class PdRobot:
         d.ctrl[:] = targets
         fill_target_history(self.model, d, targets)
         mujoco.mj_forward(self.model, d)
+        if self.engine is not None:
+            for key in ("qpos", "qvel", "ctrl"):
+                self.engine.bind(key)[0] = getattr(d, key)
+            self.engine.forward()
+
+    def _mj_step(self, nstep: int) -> None:
+        if self.engine is None:
+            mujoco.mj_step(self.model, self.data, nstep=nstep)
+            return
+        self.engine.bind("ctrl")[0] = self.data.ctrl
+        self.engine.step(nstep)
+        self.data.qpos[:], self.data.qvel[:] = self.engine.bind("qpos")[0], self.engine.bind("qvel")[0]
+        mujoco.mj_forward(self.model, self.data)
 
     # --- stepping ----------------------------------------------------------------------------
     def step_physics(self, targets: np.ndarray) -> None:
         """One physics step with PD targets ``targets`` (D,) [rad]."""
         self.data.ctrl[:] = targets
-        mujoco.mj_step(self.model, self.data)
+        self._mj_step(1)
 
     def step_policy(self, targets: np.ndarray, correction: TargetCorrection | None = None,
                     every_physics_step: bool = False) -> None:  # fmt: skip
@@ -100,13 +117,13 @@ class PdRobot:
         targets = np.asarray(targets, dtype=float)
         if correction is None:
             self.data.ctrl[:] = targets
-            mujoco.mj_step(self.model, self.data, nstep=self.decimation)
+            self._mj_step(self.decimation)
         elif every_physics_step:
             for _ in range(self.decimation):
                 self.step_physics(targets + correction(targets, self.dof_pos, self.dof_vel))
         else:
             self.data.ctrl[:] = targets + correction(targets, self.dof_pos, self.dof_vel)
-            mujoco.mj_step(self.model, self.data, nstep=self.decimation)
+            self._mj_step(self.decimation)
         # mj_step leaves positions-dependent quantities (xpos) one step behind; readers want them current.
         mujoco.mj_kinematics(self.model, self.data)
 
