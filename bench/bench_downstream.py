@@ -42,7 +42,7 @@ from downstream_report import plot_curves, table_markdown
 from downstream_sources import SOURCES
 
 from retarget.asap_pkl import atomic_write
-from retarget.batch_record import file_sha256
+from retarget.batch.record import file_sha256
 from retarget.errors import AsapRetargetError, MotionFileError
 from retarget.metrics import evaluate_library, evaluate_motion, load_human_reference, summarize
 from retarget.metrics.human import HumanReference

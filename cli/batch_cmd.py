@@ -140,8 +140,8 @@ def batch(
     killed batch resumes where it stopped. Exit code: 0 all clips ok, 3 some clips failed (see the
     manifest or `asap-retarget summary OUTDIR`), 1 the batch could not run, 130 interrupted."""
     from retarget.batch import EXIT_SOME_FAILED, BatchOptions, available_cores, run_batch
-    from retarget.batch_sources import STALE_DIR, discover_clips
-    from retarget.batch_stages import STAGES
+    from retarget.batch.sources import STALE_DIR, discover_clips
+    from retarget.batch.stages import STAGES
 
     if quiet and jsonl:
         raise click.UsageError("--quiet and --jsonl are exclusive")

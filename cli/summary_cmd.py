@@ -19,7 +19,7 @@ from cli.options import emit_json, json_option
 @json_option("the summary")
 def summary(out_dir: Path, metric: str, top: int, json_out: Path | None) -> None:
     """Totals, failed clips with their reasons, and the worst clips by METRIC of a batch folder."""
-    from retarget.batch_summary import summarize_batch
+    from retarget.batch.summary import summarize_batch
 
     s = summarize_batch(out_dir, metric, top)
     if json_out is not None:

@@ -27,8 +27,8 @@ from robots.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "AsapRetargetError": "retarget.errors",
-    "BatchOptions": "retarget.batch",
-    "BatchResult": "retarget.batch",
+    "BatchOptions": "retarget.batch.run",
+    "BatchResult": "retarget.batch.run",
     "ConfigError": "retarget.errors",
     "ConvertConfig": "retarget.formats.convert",
     "FilterConfig": "retarget.filter.config",
@@ -48,7 +48,7 @@ _EXPORTS: dict[str, str] = {
     "read_motions": "retarget.formats.registry",
     "retarget_file": "retarget.pipeline",
     "retarget_sequence": "retarget.pipeline",
-    "run_batch": "retarget.batch",
+    "run_batch": "retarget.batch.run",
     "write_motion": "retarget.formats.registry",
     "write_motion_library": "retarget.asap_pkl",
 }
@@ -83,7 +83,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from retarget.asap_pkl import RobotMotion, read_motion_library, write_motion_library
-    from retarget.batch import BatchOptions, BatchResult, run_batch
+    from retarget.batch.run import BatchOptions, BatchResult, run_batch
     from retarget.config import RetargetConfig
     from retarget.errors import AsapRetargetError, ConfigError, MotionFileError
     from retarget.filter.api import filter_clip, filter_result

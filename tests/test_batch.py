@@ -20,8 +20,8 @@ from test_batch_helpers import MARKER_NAME, make_bad_clips, make_short_clips, ou
 from cli.main import main as cli_main
 from retarget.asap_pkl import motion_to_asap_dict, read_motion_library
 from retarget.batch import BatchOptions, find_clips, run_batch
-from retarget.batch_clip import StageResult
-from retarget.batch_library import write_streamed_library
+from retarget.batch.clip import StageResult
+from retarget.batch.library import write_streamed_library
 from retarget.config import RetargetConfig
 from retarget.pipeline import retarget_file
 from robots.registry import load_robot_spec

@@ -13,7 +13,7 @@ from pathlib import Path
 from test_batch_helpers import make_short_clips, output_bytes, without_times
 
 from retarget.batch import BatchOptions, find_clips, run_batch
-from retarget.batch_record import read_record
+from retarget.batch.record import read_record
 from retarget.config import RetargetConfig
 
 KILLS = 3

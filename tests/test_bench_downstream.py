@@ -19,7 +19,7 @@ import downstream_sources
 from downstream_report import at_common_budget, late_spread_rows
 
 from retarget.asap_pkl import read_motion_library
-from retarget.batch_record import file_sha256
+from retarget.batch.record import file_sha256
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
 from trainers.env import TrackingEnv

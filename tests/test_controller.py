@@ -192,7 +192,7 @@ def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(
 def test_perform_clip_writes_the_motion_and_its_provenance(tmp_path):
     import json
 
-    from retarget.batch_record import file_sha256
+    from retarget.batch.record import file_sha256
     from retarget.controller import perform_clip
     from retarget.formats.registry import read_motions
 

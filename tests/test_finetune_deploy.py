@@ -15,7 +15,7 @@ from conftest import asap_reference
 from onnx.reference import ReferenceEvaluator
 
 from cli.main import main
-from retarget.batch_record import file_sha256
+from retarget.batch.record import file_sha256
 from robots.registry import load_robot_spec
 from trainers.delta.learned import DeltaMLP, LearnedDelta, LearnedDeltaConfig, joint_ids
 from trainers.export import export_actor

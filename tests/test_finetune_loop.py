@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from conftest import asap_reference
 
 from cli.main import main
-from retarget.batch_record import file_sha256
+from retarget.batch.record import file_sha256
 
 CLIP = "kick_level2_filter"
 KEY = f"0-motions_raw_tairantestbed_smpl_video_{CLIP}_amass"

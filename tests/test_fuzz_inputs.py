@@ -21,7 +21,7 @@ from test_batch_helpers import make_short_clips
 
 from cli.main import main
 from retarget.asap_pkl import read_motion_library
-from retarget.batch_sources import discover_clips
+from retarget.batch.sources import discover_clips
 
 REPO = Path(__file__).resolve().parent.parent
 MEMORY_LIMIT_BYTES = 3 * 1024**3

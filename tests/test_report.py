@@ -20,8 +20,8 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 def _make_batch(out: Path) -> Path:
     """A batch output folder in the batch's own manifest layout, holding the official retargets."""
-    from retarget.batch_library import write_manifest
-    from retarget.batch_record import ClipRecord
+    from retarget.batch.library import write_manifest
+    from retarget.batch.record import ClipRecord
 
     (out / "clips").mkdir(parents=True)
     records = []

@@ -67,7 +67,7 @@ def perform_clip(
 ) -> PerformResult:  # fmt: skip
     """Retarget an AMASS-layout clip, track it, and write the performed motion to `output` (format from
     `fmt` or the extension) with `<output>.controller.json` beside it. A rejected clip writes nothing."""
-    from retarget.batch_record import file_sha256
+    from retarget.batch.record import file_sha256
     from retarget.formats.registry import write_motion
     from retarget.pipeline import retarget_sequence
     from retarget.readers.amass import read_amass_npz

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from retarget.asap_pkl import atomic_write
-from retarget.batch_record import file_sha256
+from retarget.batch.record import file_sha256
 from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
 from trainers.delta.dynamics import DeltaDynamics

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from retarget.asap_pkl import atomic_write
-from retarget.batch_record import file_sha256
+from retarget.batch.record import file_sha256
 
 
 def file_ref(path: str | Path) -> dict:

@@ -1,6 +1,6 @@
 """Optional per-clip stages of a batch: the physics filter and the retargeting metrics.
 
-Each is a module-level :data:`retarget.batch_clip.ClipStage` (so it pickles by reference for worker
+Each is a module-level :data:`retarget.batch.clip.ClipStage` (so it pickles by reference for worker
 processes and Ray tasks) and adds its figures to the clip's manifest row under a prefix.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from retarget.batch_clip import StageResult
+from retarget.batch.clip import StageResult
 from retarget.config import RetargetConfig
 from retarget.pipeline import RetargetResult
 from retarget.resample import resample_sequence

@@ -9,7 +9,7 @@ Output folder layout::
     manifest.json / .csv    one row per source clip, in clip-name order, plus totals
     config.json             the resolved config
 
-Every clip goes through :func:`retarget.batch_clip.retarget_clip` in an executor (process pool,
+Every clip goes through :func:`retarget.batch.clip.retarget_clip` in an executor (process pool,
 Ray, or inline); only this driver writes files, each atomically, the `.pkl` before its record.
 A rerun skips a clip whose record is ok and current (same source bytes, config digest, code
 version and stages, intact `.pkl`) and redoes everything else, failed clips included; so a batch
@@ -27,17 +27,17 @@ from pathlib import Path
 from typing import TextIO
 
 from retarget.atomic_io import OutputFileError
-from retarget.batch_clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
-from retarget.batch_export import BATCH_FORMATS, ExportResult, export_clips, export_path
-from retarget.batch_library import (
+from retarget.batch.clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
+from retarget.batch.export import BATCH_FORMATS, ExportResult, export_clips, export_path
+from retarget.batch.library import (
     COMBINED_LIBRARY_NAME,
     MANIFEST_JSON,
     build_combined_library,
     read_manifest,
     write_manifest,
 )
-from retarget.batch_pool import BatchError, InlineExecutor, ProcessExecutor
-from retarget.batch_record import (
+from retarget.batch.pool import BatchError, InlineExecutor, ProcessExecutor
+from retarget.batch.record import (
     CLIPS_DIR,
     RECORDS_DIR,
     STATUS_FAILED,
@@ -49,7 +49,7 @@ from retarget.batch_record import (
     record_to_json,
     write_atomic,
 )
-from retarget.batch_sources import discover_clips, retire_stale_outputs
+from retarget.batch.sources import discover_clips, retire_stale_outputs
 from retarget.config import RetargetConfig
 from retarget.errors import ConfigError
 from retarget.formats.asap import asap_clip_key
@@ -105,8 +105,8 @@ class BatchOptions:
     stages: tuple[ClipStage, ...] = ()
     """Extra per-clip stages (filters, evals) run after retargeting, in order; module-level functions."""
     output_format: str = "asap"
-    """Consumer dialect of the per-clip files (:data:`retarget.batch_export.BATCH_FORMATS`); other than
-    'asap', each ok clip is also written to `<out>/<format>/` (:mod:`retarget.batch_export`)."""
+    """Consumer dialect of the per-clip files (:data:`retarget.batch.export.BATCH_FORMATS`); other than
+    'asap', each ok clip is also written to `<out>/<format>/` (:mod:`retarget.batch.export`)."""
     move_stale: bool = False
     """Outputs whose source is gone are moved into `stale/` instead of removed."""
 
@@ -159,7 +159,7 @@ class BatchResult:
 
 def find_clips(source_dir: Path) -> list[Path]:
     """Every clip file under `source_dir` (`*.npz`, and video-pose results: `*.pt`, `*.pkl`,
-    `hps_track_*.npy`), sorted (see :func:`retarget.batch_sources.discover_clips`, which also lists the
+    `hps_track_*.npy`), sorted (see :func:`retarget.batch.sources.discover_clips`, which also lists the
     subfolders that could not be read)."""
     return discover_clips(source_dir).clips
 
@@ -231,7 +231,7 @@ def _executor(options: BatchOptions, config: RetargetConfig):
     if options.executor == "inline":
         return InlineExecutor()
     if options.executor == "ray":
-        from retarget.batch_ray import RayExecutor
+        from retarget.batch.ray import RayExecutor
 
         return RayExecutor(options.ray_address, options.workers, options.timeout_s)
     return ProcessExecutor(options.workers, options.timeout_s, config)

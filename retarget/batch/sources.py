@@ -14,7 +14,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retarget.batch_record import CLIPS_DIR, RECORDS_DIR
+from retarget.batch.record import CLIPS_DIR, RECORDS_DIR
 from retarget.errors import MotionFileError
 
 CLIP_PATTERNS: tuple[str, ...] = ("*.npz", "*.pt", "*.pkl", "hps_track_*.npy")

@@ -8,7 +8,7 @@ instead of trusting an output made from other bytes.
 
 Extra stages (physics filters, evaluations) plug in as :data:`ClipStage` functions: each sees the
 retargeted result and its SMPL source and may add metrics, a verdict, or replace the motion that gets
-written (see :mod:`retarget.batch_stages`).
+written (see :mod:`retarget.batch.stages`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 import joblib
 
 from retarget.asap_pkl import RobotMotion, motion_to_asap_dict
-from retarget.batch_record import CLIPS_DIR, STATUS_FAILED, STATUS_OK, ClipRecord, bytes_sha256, file_sha256
+from retarget.batch.record import CLIPS_DIR, STATUS_FAILED, STATUS_OK, ClipRecord, bytes_sha256, file_sha256
 from retarget.config import RetargetConfig
 from retarget.errors import AsapRetargetError
 from retarget.pipeline import RetargetResult, retarget_sequence
@@ -135,7 +135,7 @@ def code_version() -> str:
         release = version("asap-retarget")
     except PackageNotFoundError:  # running from a source tree that was never installed
         release = "unknown"
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the source root, above retarget/batch/
     files = _import_closure(root, Path(__file__).resolve())
     files |= {p for pattern in _DATA_PATTERNS for p in root.glob(pattern) if p.is_file()}
     digest = hashlib.sha256()

@@ -22,7 +22,7 @@ from pathlib import Path
 from joblib.numpy_pickle import NumpyPickler
 
 from retarget.asap_pkl import atomic_write, read_motion_library
-from retarget.batch_record import ClipRecord, file_sha256, write_atomic
+from retarget.batch.record import ClipRecord, file_sha256, write_atomic
 
 MANIFEST_JSON = "manifest.json"
 MANIFEST_CSV = "manifest.csv"

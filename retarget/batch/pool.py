@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 
-from retarget.batch_clip import ClipJob, ClipOutcome, failed_outcome, retarget_clip, warm_up
+from retarget.batch.clip import ClipJob, ClipOutcome, failed_outcome, retarget_clip, warm_up
 from retarget.config import RetargetConfig
 from retarget.errors import AsapRetargetError
 

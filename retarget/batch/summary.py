@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retarget.batch_library import MANIFEST_JSON, read_manifest, totals
-from retarget.batch_record import RECORDS_DIR, ClipRecord, read_record
+from retarget.batch.library import MANIFEST_JSON, read_manifest, totals
+from retarget.batch.record import RECORDS_DIR, ClipRecord, read_record
 from retarget.errors import AsapRetargetError
 
 DEFAULT_METRIC = "mean_match_error_mm"

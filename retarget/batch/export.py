@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from retarget.batch_record import ClipRecord
+from retarget.batch.record import ClipRecord
 from retarget.formats.base import DEFAULT_OPTIONS
 from retarget.formats.registry import ROBOT_FORMATS, prepare_motion, read_motions
 

@@ -46,7 +46,7 @@ class ClipRecord:
     config_digest: str = ""
     """`RetargetConfig.digest()` of the config the clip was retargeted with."""
     code_version: str = ""
-    """asap-retarget version + digest of the code that made the output (see `batch_clip.code_version`)."""
+    """asap-retarget version + digest of the code that made the output (see `retarget.batch.clip.code_version`)."""
     stages: tuple[str, ...] = ()
     """Qualified names of the extra per-clip stages (filters, evals) that ran after retargeting."""
     output: str | None = None

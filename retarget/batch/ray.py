@@ -16,8 +16,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 
-from retarget.batch_clip import ClipJob, ClipOutcome, failed_outcome, retarget_clip
-from retarget.batch_pool import BatchError
+from retarget.batch.clip import ClipJob, ClipOutcome, failed_outcome, retarget_clip
+from retarget.batch.pool import BatchError
 
 
 def _import_ray():
