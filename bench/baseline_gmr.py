@@ -103,8 +103,9 @@ class GmrBaseline:
         names = [p.name for p in self.robot.matched_points]
 
         def point(name: str, cost: float) -> mink.FrameTask:
-            return mink.FrameTask(f"match_{name}", "site", position_cost=cost, orientation_cost=0.0,
-                                  lm_damping=cfg.lm_damping)  # fmt: skip
+            return mink.FrameTask(
+                f"match_{name}", "site", position_cost=cost, orientation_cost=0.0, lm_damping=cfg.lm_damping
+            )
 
         def frame(body: str, cost: float) -> mink.FrameTask:
             return mink.FrameTask(body, "body", position_cost=0.0, orientation_cost=cost, lm_damping=cfg.lm_damping)

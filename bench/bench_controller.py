@@ -68,8 +68,13 @@ def main() -> None:
     if args.clips:
         wanted = {f"video_{c}_amass.npz" for c in args.clips.split(",")}
         paths = [p for p in paths if p.name in wanted]
-    tracker = replace(TrackerConfig(), num_samples=args.samples, horizon_s=args.horizon_s,
-                      replan_steps=args.replan_steps, num_threads=1)  # fmt: skip
+    tracker = replace(
+        TrackerConfig(),
+        num_samples=args.samples,
+        horizon_s=args.horizon_s,
+        replan_steps=args.replan_steps,
+        num_threads=1,
+    )
     config = ControllerConfig(tracker=tracker)
     print("settings:", json.dumps(tracker.to_dict()))
     rows: list[dict] = []
@@ -88,23 +93,31 @@ def main() -> None:
         check = v.check("controller.tracking")
         duration_s = (v.num_frames - 1) / v.fps
         row = {
-            "clip": path.name[6:-10], "duration_s": round(duration_s, 2), "cpu_s_per_s": round(cpu_s / duration_s, 2),
+            "clip": path.name[6:-10],
+            "duration_s": round(duration_s, 2),
+            "cpu_s_per_s": round(cpu_s / duration_s, 2),
             "kept_fraction": round(v.kept_frames / v.num_frames, 3),
-            "tracked_fraction": round(float(check.figures["tracked_fraction"]), 3), "falls": check.figures["falls"],
+            "tracked_fraction": round(float(check.figures["tracked_fraction"]), 3),
+            "falls": check.figures["falls"],
             "eg_mpjpe_mm": round(float(check.figures["eg_mpjpe_mm"]), 1),
             "empjpe_mm": round(float(check.figures["empjpe_mm"]), 1),
             "p95_distance_mm": round(float(check.figures["p95_distance_mm"]), 1),
             "p95_anchored_mm": round(float(check.figures["p95_anchored_distance_mm"]), 1),
             "performed_residual_force_frac": _residual(out, result.motion.fps),
-            "controller": _label(v), "static": _label(static),
-            "static_kept_fraction": round(static.kept_frames / static.num_frames, 3), "fall_reasons": check.figures["fall_reasons"],
-        }  # fmt: skip
+            "controller": _label(v),
+            "static": _label(static),
+            "static_kept_fraction": round(static.kept_frames / static.num_frames, 3),
+            "fall_reasons": check.figures["fall_reasons"],
+        }
         rows.append(row)
-        print(f"{row['clip']:34s} {duration_s:5.2f}s {row['cpu_s_per_s']:5.2f} s/s  kept {row['kept_fraction']:.2f} "
-              f"Eg {row['eg_mpjpe_mm']:5.1f} Em {row['empjpe_mm']:5.1f} p95 {row['p95_distance_mm']:5.1f} "
-              f"anchored p95 {row['p95_anchored_mm']:5.1f} mm "
-              f"falls {row['falls']} res {row['performed_residual_force_frac']}  "
-              f"controller {row['controller']:30s} static {row['static']}", flush=True)  # fmt: skip
+        print(
+            f"{row['clip']:34s} {duration_s:5.2f}s {row['cpu_s_per_s']:5.2f} s/s  kept {row['kept_fraction']:.2f} "
+            f"Eg {row['eg_mpjpe_mm']:5.1f} Em {row['empjpe_mm']:5.1f} p95 {row['p95_distance_mm']:5.1f} "
+            f"anchored p95 {row['p95_anchored_mm']:5.1f} mm "
+            f"falls {row['falls']} res {row['performed_residual_force_frac']}  "
+            f"controller {row['controller']:30s} static {row['static']}",
+            flush=True,
+        )
         if args.json:
             args.json.write_text(json.dumps({"settings": tracker.to_dict(), "rows": rows}, indent=1))
     if not rows:
@@ -112,26 +125,38 @@ def main() -> None:
     speed = np.array([r["cpu_s_per_s"] for r in rows])
     total_s = sum(r["duration_s"] for r in rows)
     print(f"\n{len(rows)} clips, {total_s:.0f} s of motion")
-    print(f"CPU s per s of motion (one core): median {np.median(speed):.2f}, worst {speed.max():.2f}; "
-          f"issue-15 probe ≈{PROBE_CPU_S_PER_S:g} → {PROBE_CPU_S_PER_S / np.median(speed):.1f}× faster (median)")
-    print("controller decisions:", dict(Counter(r["controller"].split(":")[0] for r in rows)),
-          " static decisions:", dict(Counter(r["static"].split(":")[0] for r in rows)))  # fmt: skip
+    print(
+        f"CPU s per s of motion (one core): median {np.median(speed):.2f}, worst {speed.max():.2f}; "
+        f"issue-15 probe ≈{PROBE_CPU_S_PER_S:g} → {PROBE_CPU_S_PER_S / np.median(speed):.1f}× faster (median)"
+    )
+    print(
+        "controller decisions:",
+        dict(Counter(r["controller"].split(":")[0] for r in rows)),
+        " static decisions:",
+        dict(Counter(r["static"].split(":")[0] for r in rows)),
+    )
     pairs = Counter((r["static"].split(":")[0], r["controller"].split(":")[0]) for r in rows)
     print("static → controller:", {f"{a}→{b}": n for (a, b), n in sorted(pairs.items())})
-    print(f"tracked fraction: mean {np.mean([r['tracked_fraction'] for r in rows]):.3f}; clips without a fall: "
-          f"{sum(r['falls'] == 0 for r in rows)}/{len(rows)}")  # fmt: skip
+    print(
+        f"tracked fraction: mean {np.mean([r['tracked_fraction'] for r in rows]):.3f}; clips without a fall: "
+        f"{sum(r['falls'] == 0 for r in rows)}/{len(rows)}"
+    )
     eg = np.array([r["eg_mpjpe_mm"] for r in rows])
     em = np.array([r["empjpe_mm"] for r in rows])
     p95 = np.array([r["p95_distance_mm"] for r in rows])
     anchored = np.array([r["p95_anchored_mm"] for r in rows])
     res = [r["performed_residual_force_frac"] for r in rows if r["performed_residual_force_frac"] is not None]
-    print(f"Eg-mpjpe [mm] median {np.nanmedian(eg):.1f} max {np.nanmax(eg):.1f}; "
-          f"Empjpe [mm] median {np.nanmedian(em):.1f} max {np.nanmax(em):.1f}; "
-          f"p95 mean body distance [mm] median {np.nanmedian(p95):.1f} max {np.nanmax(p95):.1f}; "
-          f"root-anchored p95 [mm] median {np.nanmedian(anchored):.1f} max {np.nanmax(anchored):.1f}")
+    print(
+        f"Eg-mpjpe [mm] median {np.nanmedian(eg):.1f} max {np.nanmax(eg):.1f}; "
+        f"Empjpe [mm] median {np.nanmedian(em):.1f} max {np.nanmax(em):.1f}; "
+        f"p95 mean body distance [mm] median {np.nanmedian(p95):.1f} max {np.nanmax(p95):.1f}; "
+        f"root-anchored p95 [mm] median {np.nanmedian(anchored):.1f} max {np.nanmax(anchored):.1f}"
+    )
     if res:
-        print(f"performed motion, median stance contact-wrench residual / weight: median over clips "
-              f"{np.median(res):.3f}, max {max(res):.3f}")
+        print(
+            f"performed motion, median stance contact-wrench residual / weight: median over clips "
+            f"{np.median(res):.3f}, max {max(res):.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ for profile in ("soft_ankles", "delay", "soft_ankles_delay", "friction", "combin
     r = results[0]
     ratio = r.rms_after_deg / r.rms_before_deg
     wall = statistics.median(x.wall_s for x in results)
-    print(f"{profile:<18} {r.rms_before_deg:6.2f}° → {r.rms_after_deg:5.2f}°  ratio {ratio:.2f} "
-          f"(classroom {REFERENCE_RATIO:.2f}, ours/classroom {ratio / REFERENCE_RATIO:.2f})  "
-          f"a={[round(float(a), 3) for a in r.delta.a]}  median fit {wall:.1f} s")
+    print(
+        f"{profile:<18} {r.rms_before_deg:6.2f}° → {r.rms_after_deg:5.2f}°  ratio {ratio:.2f} "
+        f"(classroom {REFERENCE_RATIO:.2f}, ours/classroom {ratio / REFERENCE_RATIO:.2f})  "
+        f"a={[round(float(a), 3) for a in r.delta.a]}  median fit {wall:.1f} s"
+    )

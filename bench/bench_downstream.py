@@ -57,8 +57,13 @@ from trainers.sim_model import build_training_model
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CLIPS = ("video_squat_level1_filter_amass",)
 # Retargeting metrics of the performed motion against the human clip, as in `asap-retarget eval`.
-HUMAN_METRICS = ("limb_direction_error_deg", "stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s",
-                 "floating_fraction")  # fmt: skip
+HUMAN_METRICS = (
+    "limb_direction_error_deg",
+    "stance_sole_abs_height_mm",
+    "stance_tilt_deg",
+    "stance_slide_cm_s",
+    "floating_fraction",
+)
 
 
 class BenchError(AsapRetargetError):
@@ -113,15 +118,37 @@ def train_run(library: Path, run_dir: Path, seed: int, s: TrainSettings, target_
     if done >= target_iterations:
         return
     run_dir.mkdir(parents=True, exist_ok=True)
-    args = ["train", "track", "--motion", str(library), "-o", str(run_dir), "--iterations", str(target_iterations - done),
-            "--num-envs", str(s.num_envs), "--seed", str(seed), "--threads", str(s.threads),
-            "--termination-init-m", str(s.termination_init_m), "--checkpoint-every", str(s.checkpoint_every)]  # fmt: skip
+    args = [
+        "train",
+        "track",
+        "--motion",
+        str(library),
+        "-o",
+        str(run_dir),
+        "--iterations",
+        str(target_iterations - done),
+        "--num-envs",
+        str(s.num_envs),
+        "--seed",
+        str(seed),
+        "--threads",
+        str(s.threads),
+        "--termination-init-m",
+        str(s.termination_init_m),
+        "--checkpoint-every",
+        str(s.checkpoint_every),
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     with (run_dir / "train.log").open("a") as log:
         log.write(f"$ asap-retarget {shlex.join(args)}\n")
         log.flush()
-        code = subprocess.call([sys.executable, "-c", "from cli.main import main; main()", *args], cwd=REPO,
-                               env=env, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+        code = subprocess.call(
+            [sys.executable, "-c", "from cli.main import main; main()", *args],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     if code != 0:
         raise BenchError(f"{run_dir / 'train.log'}: train track exited with {code}")
 
@@ -146,17 +173,29 @@ def evaluate_checkpoint(ckpt: Path, library: Path, human: HumanReference, s: Tra
     scored = []
     for motion in performed_motions(act, refs, cfg, s.episodes, s.eval_seed, domain_rand=True):
         count = min(motion.num_frames, human.num_frames)
-        trimmed = dataclasses.replace(motion, root_pos_w=motion.root_pos_w[:count], root_quat_w=motion.root_quat_w[:count],
-                                      dof_pos=motion.dof_pos[:count], human_joints_w=motion.human_joints_w[:count])  # fmt: skip
+        trimmed = dataclasses.replace(
+            motion,
+            root_pos_w=motion.root_pos_w[:count],
+            root_quat_w=motion.root_quat_w[:count],
+            dof_pos=motion.dof_pos[:count],
+            human_joints_w=motion.human_joints_w[:count],
+        )
         scored.append(evaluate_motion(trimmed, human.frames(count), robot))
     vs_human = summarize(scored).mean
     return {
-        "checkpoint": ckpt.name, "iteration": loaded.iteration, "env_steps": loaded.iteration * s.steps_per_iteration,
-        "success": overall.success_rate, "completion": float(np.mean([c.mean_episode_fraction for c in per_clip])),
-        "eg_mpjpe_mm": overall.eg_mpjpe_mm, "empjpe_mm": overall.empjpe_mm, "evel_mm_per_frame": overall.evel_mm_per_frame,
-        "eacc_mm_per_frame2": overall.eacc_mm_per_frame2, "episodes": overall.num_episodes, "eval_seed": s.eval_seed,
+        "checkpoint": ckpt.name,
+        "iteration": loaded.iteration,
+        "env_steps": loaded.iteration * s.steps_per_iteration,
+        "success": overall.success_rate,
+        "completion": float(np.mean([c.mean_episode_fraction for c in per_clip])),
+        "eg_mpjpe_mm": overall.eg_mpjpe_mm,
+        "empjpe_mm": overall.empjpe_mm,
+        "evel_mm_per_frame": overall.evel_mm_per_frame,
+        "eacc_mm_per_frame2": overall.eacc_mm_per_frame2,
+        "episodes": overall.num_episodes,
+        "eval_seed": s.eval_seed,
         "vs_human": {k: vs_human[k] for k in HUMAN_METRICS},
-    }  # fmt: skip
+    }
 
 
 def evaluate_run(run_dir: Path, library: Path, human: HumanReference, s: TrainSettings) -> list[dict]:
@@ -193,16 +232,29 @@ def milestones(s: TrainSettings, stages: int) -> list[int]:
     return sorted(set(marks) | {s.iterations})
 
 
-def run_benchmark(clips: list[str], sources: list[str], seeds: list[int], s: TrainSettings, results: Path,
-                  out_dir: Path, command: str, stages: int = 1) -> dict:  # fmt: skip
+def run_benchmark(
+    clips: list[str],
+    sources: list[str],
+    seeds: list[int],
+    s: TrainSettings,
+    results: Path,
+    out_dir: Path,
+    command: str,
+    stages: int = 1,
+) -> dict:
     """Train and evaluate every (clip, source, seed), republishing the summary after each run.
 
     With ``stages`` > 1 every run is trained up to the first milestone, then every run up to the next,
     and so on: stopped at any point, the runs of a clip differ by at most one stage of budget.
     """
     torch.set_num_threads(1)
-    settings = {**s.__dict__, "iterations": s.iterations, "steps_per_iteration": s.steps_per_iteration,
-                "seeds": seeds, "stages": stages}  # fmt: skip
+    settings = {
+        **s.__dict__,
+        "iterations": s.iterations,
+        "steps_per_iteration": s.steps_per_iteration,
+        "seeds": seeds,
+        "stages": stages,
+    }
     summary: dict = {"command": command, "settings": settings, "runs": []}
     jobs: list[tuple[dict, Path, HumanReference, Path]] = []
     for clip_name in clips:
@@ -212,9 +264,15 @@ def run_benchmark(clips: list[str], sources: list[str], seeds: list[int], s: Tra
             library = SOURCES[source].prepare(clip_npz, results / clip_npz.stem / "sources" / source)
             reference = evaluate_library(library, clip_npz)[0]
             for seed in seeds:
-                run: dict = {"clip": clip_npz.stem, "source": source, "description": SOURCES[source].description,
-                       "seed": seed, "source_file": str(library), "source_sha256": file_sha256(library),
-                       "reference_vs_human": {k: getattr(reference, k) for k in HUMAN_METRICS}}  # fmt: skip
+                run: dict = {
+                    "clip": clip_npz.stem,
+                    "source": source,
+                    "description": SOURCES[source].description,
+                    "seed": seed,
+                    "source_file": str(library),
+                    "source_sha256": file_sha256(library),
+                    "reference_vs_human": {k: getattr(reference, k) for k in HUMAN_METRICS},
+                }
                 jobs.append((run, library, human, results / clip_npz.stem / source / f"seed{seed}"))
     for target in milestones(s, stages):
         for run, library, human, run_dir in jobs:
@@ -225,9 +283,12 @@ def run_benchmark(clips: list[str], sources: list[str], seeds: list[int], s: Tra
                 summary["runs"].append(run)
             publish(summary, out_dir)
             last = run["checkpoints"][-1]
-            print(f"{run['clip']} {run['source']} seed {run['seed']}: {last['env_steps']} env steps, success "
-                  f"{last['success']:.0%}, completion {last['completion']:.0%}, Eg-mpjpe {last['eg_mpjpe_mm']:.1f} mm, "
-                  f"limb err vs human {last['vs_human']['limb_direction_error_deg']:.2f} deg", flush=True)  # fmt: skip
+            print(
+                f"{run['clip']} {run['source']} seed {run['seed']}: {last['env_steps']} env steps, success "
+                f"{last['success']:.0%}, completion {last['completion']:.0%}, Eg-mpjpe {last['eg_mpjpe_mm']:.1f} mm, "
+                f"limb err vs human {last['vs_human']['limb_direction_error_deg']:.2f} deg",
+                flush=True,
+            )
     return summary
 
 
@@ -251,20 +312,41 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--termination-init-m", type=float, default=0.5, help="initial drift limit [m]")
     parser.add_argument("--episodes", type=int, default=8, help="randomized evaluation episodes per checkpoint")
     parser.add_argument("--eval-seed", type=int, default=0)
-    parser.add_argument("--stages", type=int, default=1,
-                        help="train every run to 1/N of the budget, then every run to 2/N, ... (fair if stopped)")
+    parser.add_argument(
+        "--stages",
+        type=int,
+        default=1,
+        help="train every run to 1/N of the budget, then every run to 2/N, ... (fair if stopped)",
+    )
     parser.add_argument("--results", type=Path, default=REPO / "downstream_results", help="runs (git-ignored)")
-    parser.add_argument("--out", type=Path, default=None, help="summary.json, table.md, curves.png (default: --results)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="summary.json, table.md, curves.png (default: --results)"
+    )
     args = parser.parse_args(argv)
     for name in ("env_steps", "num_envs", "checkpoint_every", "episodes", "stages"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    settings = TrainSettings(args.env_steps, args.num_envs, args.checkpoint_every, args.threads,
-                             args.termination_init_m, args.episodes, args.eval_seed)  # fmt: skip
+    settings = TrainSettings(
+        args.env_steps,
+        args.num_envs,
+        args.checkpoint_every,
+        args.threads,
+        args.termination_init_m,
+        args.episodes,
+        args.eval_seed,
+    )
     command = "python bench/bench_downstream.py " + shlex.join(sys.argv[1:] if argv is None else argv)
     try:
-        run_benchmark(args.clips, list(dict.fromkeys(args.sources)), args.seeds, settings, args.results,
-                      args.out or args.results, command, args.stages)  # fmt: skip
+        run_benchmark(
+            args.clips,
+            list(dict.fromkeys(args.sources)),
+            args.seeds,
+            settings,
+            args.results,
+            args.out or args.results,
+            command,
+            args.stages,
+        )
     except AsapRetargetError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)

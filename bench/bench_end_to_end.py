@@ -51,15 +51,16 @@ def main() -> None:
             errors.append(result.mean_match_error_mm)
             if rep == 0:
                 motion_s += result.motion.num_frames / result.motion.fps
-                print(f"{path.stem:55s} {result.motion.num_frames:5d} frames {dt:6.2f} s "
-                      f"{result.motion.num_frames / dt:7.0f} frames/s  match {result.mean_match_error_mm:5.1f} mm")
+                print(
+                    f"{path.stem:55s} {result.motion.num_frames:5d} frames {dt:6.2f} s "
+                    f"{result.motion.num_frames / dt:7.0f} frames/s  match {result.mean_match_error_mm:5.1f} mm"
+                )
         rates.append(frames / wall)
     fps = float(np.median(rates))
     print(f"\n{len(clips)} clips, {frames} frames, one core, {args.repeats} repeats (median)")
     print(f"model load + first clip (once per worker): {warmup_s:.2f} s")
     print(f"end-to-end: {fps:.0f} frames/s  (repeats: {', '.join(f'{r:.0f}' for r in rates)})")
-    print(f"real time ratio: {fps / 30.0:.1f}x  (30 Hz output; {motion_s:.1f} s of motion in "
-          f"{frames / fps:.1f} s)")
+    print(f"real time ratio: {fps / 30.0:.1f}x  (30 Hz output; {motion_s:.1f} s of motion in {frames / fps:.1f} s)")
     print(f"mean matched-point distance: {np.mean(errors):.1f} mm (median clip {np.median(errors):.1f} mm)")
 
 

@@ -42,8 +42,10 @@ def main() -> None:
         for k, s in v.seconds_per_layer.items():
             layer_s[k] += s
         first = v.check(v.first_failure) if v.first_failure else None
-        print(f"{v.clip[6:-6]:34s} {v.decision:6s} {v.kept_frames:4d}/{v.num_frames:<4d} "
-              f"{(first.name if first else '-'):22s} {(f'{first.worst:.3g} {first.unit} (limit {first.threshold:g})' if first else '')}")  # fmt: skip
+        print(
+            f"{v.clip[6:-6]:34s} {v.decision:6s} {v.kept_frames:4d}/{v.num_frames:<4d} "
+            f"{(first.name if first else '-'):22s} {(f'{first.worst:.3g} {first.unit} (limit {first.threshold:g})' if first else '')}"
+        )
     print("\nverdicts:", dict(Counter(v.decision for v in verdicts)))
     print("first failing checks:", dict(Counter(v.first_failure for v in verdicts if v.first_failure)))
     print("repairs:", [(v.clip[6:-6], r.name, round(r.offset_m, 3)) for v in verdicts for r in v.repairs])
@@ -52,8 +54,10 @@ def main() -> None:
     for name in names:
         checks = [v.check(name) for v in verdicts]
         w = np.array([c.worst for c in checks], dtype=float)
-        print(f"  {name:24s} {np.nanmedian(w):9.3g} {np.nanpercentile(w, 90):9.3g} {np.nanmax(w):9.3g}  [{checks[0].unit}]"
-              f"  (limit {checks[0].threshold:g}, {sum(not c.passed for c in checks)} failing)")  # fmt: skip
+        print(
+            f"  {name:24s} {np.nanmedian(w):9.3g} {np.nanpercentile(w, 90):9.3g} {np.nanmax(w):9.3g}  [{checks[0].unit}]"
+            f"  (limit {checks[0].threshold:g}, {sum(not c.passed for c in checks)} failing)"
+        )
     replays = [r for v in verdicts for r in v.replay.get("ranges", [])]
     if replays:
         fails = [r for r in replays if r["failed"]]

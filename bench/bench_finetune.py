@@ -51,13 +51,28 @@ def main() -> None:
     model.save(out / "delta.pt")
     print(f"collect + fit Δa: {time.perf_counter() - t:.0f} s, {stats}", flush=True)
     runs = {"Vanilla": pre}
-    plans = {"asap": ("ASAP", "delta", str(out / "delta.pt")), "analytic": ("ASAP-analytic", "delta", f"analytic:{args.real}"),
-             "continued": ("Continued", "nominal", None), "oracle": ("Oracle", "real", None)}  # fmt: skip
+    plans = {
+        "asap": ("ASAP", "delta", str(out / "delta.pt")),
+        "analytic": ("ASAP-analytic", "delta", f"analytic:{args.real}"),
+        "continued": ("Continued", "nominal", None),
+        "oracle": ("Oracle", "real", None),
+    }
     for key in args.variants.split(","):
         label, sim, delta = plans[key]
         t = time.perf_counter()
-        finetune_policy(pre, args.motion, out / key, delta=delta, sim=sim, real_profile=args.real, clip=args.clip,
-                        iterations=args.iterations, num_envs=args.num_envs, seed=0, num_threads=1)  # fmt: skip
+        finetune_policy(
+            pre,
+            args.motion,
+            out / key,
+            delta=delta,
+            sim=sim,
+            real_profile=args.real,
+            clip=args.clip,
+            iterations=args.iterations,
+            num_envs=args.num_envs,
+            seed=0,
+            num_threads=1,
+        )
         print(f"{label}: {args.iterations} iterations in {time.perf_counter() - t:.0f} s", flush=True)
         runs[label] = out / key
     print(f"\n{args.real}, policy alone from phase 0 | success | Eg-mpjpe | Empjpe | Evel | Eacc | clip done")
@@ -66,11 +81,15 @@ def main() -> None:
         loaded = load_policy(folder)
         m, per_clip = evaluate_in_profile(loaded.policy.act_inference, refs, args.real, loaded.env_cfg)
         eg[label] = m.eg_mpjpe_mm
-        print(f"| {label} | {m.success_rate:.2f} | {m.eg_mpjpe_mm:.1f} | {m.empjpe_mm:.1f} | {m.evel_mm_per_frame:.2f} | "
-              f"{m.eacc_mm_per_frame2:.2f} | {per_clip[0].mean_episode_fraction:.0%} |")  # fmt: skip
+        print(
+            f"| {label} | {m.success_rate:.2f} | {m.eg_mpjpe_mm:.1f} | {m.empjpe_mm:.1f} | {m.evel_mm_per_frame:.2f} | "
+            f"{m.eacc_mm_per_frame2:.2f} | {per_clip[0].mean_episode_fraction:.0%} |"
+        )
     if "Oracle" in eg and "ASAP" in eg and eg["Vanilla"] != eg["Oracle"]:
-        print(f"ASAP closes {(eg['Vanilla'] - eg['ASAP']) / (eg['Vanilla'] - eg['Oracle']):.0%} of the Vanilla→Oracle "
-              f"Eg-mpjpe gap (ratio ASAP/Vanilla {eg['ASAP'] / eg['Vanilla']:.3f})")  # fmt: skip
+        print(
+            f"ASAP closes {(eg['Vanilla'] - eg['ASAP']) / (eg['Vanilla'] - eg['Oracle']):.0%} of the Vanilla→Oracle "
+            f"Eg-mpjpe gap (ratio ASAP/Vanilla {eg['ASAP'] / eg['Vanilla']:.3f})"
+        )
 
 
 if __name__ == "__main__":

@@ -60,8 +60,11 @@ def main() -> None:
     parser.add_argument("--clips", default=",".join(CLIPS))
     parser.add_argument("--tilts", default="3,8,15", help="Tilt angles [deg].")
     args = parser.parse_args()
-    print("| clip | tilt | normal err [deg] | height err [cm] | " + " | ".join(
-        f"{k} levelled / unlevelled (× untilted)" for k in FOOT) + " |")  # fmt: skip
+    print(
+        "| clip | tilt | normal err [deg] | height err [cm] | "
+        + " | ".join(f"{k} levelled / unlevelled (× untilted)" for k in FOOT)
+        + " |"
+    )
     print("|---|---|---|---|" + "---|" * len(FOOT))
     for name in args.clips.split(","):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")

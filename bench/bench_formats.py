@@ -50,8 +50,14 @@ def main() -> None:
             motion29, _ = convert_dof(loaded.motion, loaded.robot, g29)
             poses = body_poses(motion29, g29)
             truth = {n: poses.pos_w[:, i] for i, n in enumerate(poses.names)}
-            for fmt, ext in (("asap", ".pkl"), ("beyondmimic", ".npz"), ("mjlab", ".npz"), ("holosoma", ".npz"),
-                             ("gmr", ".pkl"), ("csv", ".csv")):  # fmt: skip
+            for fmt, ext in (
+                ("asap", ".pkl"),
+                ("beyondmimic", ".npz"),
+                ("mjlab", ".npz"),
+                ("holosoma", ".npz"),
+                ("gmr", ".pkl"),
+                ("csv", ".csv"),
+            ):
                 start = time.perf_counter()
                 out = write_motion(Path(tmp) / f"{path.stem}_{fmt}{ext}", loaded.motion, loaded.robot, fmt)
                 times[fmt].append(time.perf_counter() - start)
@@ -66,7 +72,9 @@ def main() -> None:
             worst["previous layout"] = max(worst["previous layout"], err)
     print(f"{len(paths)} clips, 14 tracked bodies each, read by position (tolerance {TOLERANCE_M:g} m)")
     for name, counts in wrong.items():
-        print(f"  {name:>16}: wrong bodies per clip {min(counts)}–{max(counts)} of 14, largest error {worst[name]:.2e} m")
+        print(
+            f"  {name:>16}: wrong bodies per clip {min(counts)}–{max(counts)} of 14, largest error {worst[name]:.2e} m"
+        )
     reference = float(np.median(times["asap"]))
     print(f"write time per clip, median (reference: ASAP .pkl writer {reference * 1e3:.1f} ms)")
     for fmt, values in times.items():

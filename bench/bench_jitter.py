@@ -85,7 +85,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clips", default=",".join(CLIPS))
     parser.add_argument("--levels", default="0,1,2,4", help="Noise levels k (σ_rot = k·0.5 deg, σ_trans = k·5 mm).")
-    parser.add_argument("--prefilter-hz", type=float, default=None, help="Low-pass every copy at this cut-off [Hz] first.")
+    parser.add_argument(
+        "--prefilter-hz", type=float, default=None, help="Low-pass every copy at this cut-off [Hz] first."
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     levels = [float(x) for x in args.levels.split(",")]
@@ -96,9 +98,11 @@ def main() -> None:
             results[k].append(score(name, clean, k, 1000 * i + int(10 * k), args.prefilter_hz))
             print(f"{name} level {k:g}: " + ", ".join(f"{m}={v:.3g}" for m, v in results[k][-1].items()), flush=True)
     base = {m: float(np.median([r[m] for r in results[levels[0]]])) for m, _ in ROWS}
-    header = "| metric (median of clips) | " + " | ".join(
-        f"k={k:g} (σ {k * ROT_STEP_DEG:g}°, {k * TRANS_STEP_M * 1000:g} mm)" for k in levels
-    ) + " |"
+    header = (
+        "| metric (median of clips) | "
+        + " | ".join(f"k={k:g} (σ {k * ROT_STEP_DEG:g}°, {k * TRANS_STEP_M * 1000:g} mm)" for k in levels)
+        + " |"
+    )
     print("\n" + header)
     print("|---|" + "---|" * len(levels))
     for m, label in ROWS:

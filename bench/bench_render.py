@@ -77,8 +77,10 @@ def main() -> None:
         setup_s = time.perf_counter() - start
         frames, fps = renderer.num_frames, renderer.fps
     duration_s = (frames - 1) / fps
-    print(f"clip {args.clip}: {frames} frames at {fps:g} Hz ({duration_s:.2f} s), 640x480, back-end {backend}, "
-          f"cores {sorted(os.sched_getaffinity(0))}; set-up {setup_s:.2f} s")  # fmt: skip
+    print(
+        f"clip {args.clip}: {frames} frames at {fps:g} Hz ({duration_s:.2f} s), 640x480, back-end {backend}, "
+        f"cores {sorted(os.sched_getaffinity(0))}; set-up {setup_s:.2f} s"
+    )
     walls, cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for repeat in range(args.repeats):
@@ -87,12 +89,16 @@ def main() -> None:
                 write_video(Path(tmp) / "clip.mp4", (renderer.render_frame(i) for i in range(frames)), fps)
             walls.append(time.perf_counter() - start)
             cpus.append(_cpu_s() - cpu0)
-            print(f"  repeat {repeat + 1}: wall {walls[-1]:.2f} s ({frames / walls[-1]:.1f} frames/s), "
-                  f"CPU {cpus[-1]:.2f} s ({frames / cpus[-1]:.1f} frames/s)")  # fmt: skip
+            print(
+                f"  repeat {repeat + 1}: wall {walls[-1]:.2f} s ({frames / walls[-1]:.1f} frames/s), "
+                f"CPU {cpus[-1]:.2f} s ({frames / cpus[-1]:.1f} frames/s)"
+            )
     for label, value in (("wall", float(np.median(walls))), ("CPU", float(np.median(cpus)))):
-        print(f"whole clip incl. encoding, {label} time: {value:.2f} s median = {frames / value:.1f} frames/s; "
-              f"{value / TARGET_S:.2f}x of the {TARGET_S:.0f} s target; "
-              f"real-time ratio {duration_s / value:.2f} (motion s per {label} s)")  # fmt: skip
+        print(
+            f"whole clip incl. encoding, {label} time: {value:.2f} s median = {frames / value:.1f} frames/s; "
+            f"{value / TARGET_S:.2f}x of the {TARGET_S:.0f} s target; "
+            f"real-time ratio {duration_s / value:.2f} (motion s per {label} s)"
+        )
     if args.compare_full_meshes:
         lod = _frame_times(panels, config, 30)
         full = _frame_times(panels, replace(config, scene=SceneConfig(mesh_cell_m=None)), 30)

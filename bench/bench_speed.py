@@ -81,11 +81,16 @@ def main() -> None:
         order = list(methods) if i % 2 == 0 else list(reversed(methods))
         for m in order:
             runs[m].append(_timed(methods[m], clip))
-        print(f"[{i + 1}/{len(clips)}] {clip.stem}: " + ", ".join(
-            f"{m} {runs[m][-1][0] / runs[m][-1][1]:.0f} fps" for m in methods), file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"[{i + 1}/{len(clips)}] {clip.stem}: "
+            + ", ".join(f"{m} {runs[m][-1][0] / runs[m][-1][1]:.0f} fps" for m in methods),
+            file=sys.stderr,
+            flush=True,
+        )
 
-    table = Table(title=f"End-to-end speed on one core (CPU {cpu}), {len(clips)} clips, "
-                        f"{sum(r[0] for r in runs['ours'])} frames")  # fmt: skip
+    table = Table(
+        title=f"End-to-end speed on one core (CPU {cpu}), {len(clips)} clips, {sum(r[0] for r in runs['ours'])} frames"
+    )
     for col in ("method", "median fps (wall)", "total fps (wall)", "total fps (CPU time)", "total wall \\[s]"):
         table.add_column(col, justify="right" if col != "method" else "left")
     stats = {}
@@ -108,8 +113,10 @@ def main() -> None:
     for m in methods:
         fresh = np.median([_fresh_process_s(m, clips[shortest], cpu) for _ in range(3)])
         steady = runs[m][shortest][1]
-        print(f"{m}: start-up {fresh - steady:.2f} s (fresh process {fresh:.2f} s for {clips[shortest].stem}, "
-              f"{runs[m][shortest][0]} frames; steady {steady:.3f} s)")
+        print(
+            f"{m}: start-up {fresh - steady:.2f} s (fresh process {fresh:.2f} s for {clips[shortest].stem}, "
+            f"{runs[m][shortest][0]} frames; steady {steady:.3f} s)"
+        )
     print("issue 21 targets: ours >= 5000 fps steady on one core, start-up <= 0.5 s")
 
 

@@ -70,8 +70,15 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
             delta, dstats = fitted, stats
     delta.save(out / "delta.pt")
     # Δa in action units on the fitting transitions (every frame but each rollout's last).
-    da = np.concatenate([(moved.pd_target - tr.pd_target)[:-1, delta.joint_ids]
-                         for tr, moved in zip(trajs, with_delta(trajs, out / "delta.pt"))]) / trajs[0].action_scale
+    da = (
+        np.concatenate(
+            [
+                (moved.pd_target - tr.pd_target)[:-1, delta.joint_ids]
+                for tr, moved in zip(trajs, with_delta(trajs, out / "delta.pt"))
+            ]
+        )
+        / trajs[0].action_scale
+    )
     noise_std = float(np.sqrt((da**2).mean()))
     t_delta = time.perf_counter() - t
     t = time.perf_counter()
@@ -82,9 +89,16 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
     dyn, ystats = fit_delta_dynamics(trajs)
     dyn.save(out / "dynamics.pt")
     t_dyn = time.perf_counter() - t
-    return {"delta": dstats, "delta_rms_action": noise_std, "delta_s": round(t_delta, 1),
-            "sysid": sysid.parameters, "sysid_rms": [sysid.rms_nominal, sysid.rms_identified],
-            "sysid_s": round(t_sysid, 1), "dynamics": ystats, "dynamics_s": round(t_dyn, 1)}  # fmt: skip
+    return {
+        "delta": dstats,
+        "delta_rms_action": noise_std,
+        "delta_s": round(t_delta, 1),
+        "sysid": sysid.parameters,
+        "sysid_rms": [sysid.rms_nominal, sysid.rms_identified],
+        "sysid_s": round(t_sysid, 1),
+        "dynamics": ystats,
+        "dynamics_s": round(t_dyn, 1),
+    }
 
 
 def reuse_corrections(source: Path, out: Path) -> dict:
@@ -107,19 +121,38 @@ def plans(out: Path, real: str, noise_std: float) -> dict[str, tuple[str, str | 
     }
 
 
-def run_finetune(pre: Path, motion: str, clip: str | None, folder: Path, plan, iterations: int, num_envs: int,
-                 seed: int) -> float:  # fmt: skip
+def run_finetune(
+    pre: Path, motion: str, clip: str | None, folder: Path, plan, iterations: int, num_envs: int, seed: int
+) -> float:
     sim, delta, profile = plan
     t = time.perf_counter()
-    finetune_policy(pre, motion, folder, delta=delta, sim=sim, real_profile=profile, clip=clip, iterations=iterations,
-                    num_envs=num_envs, seed=seed, num_threads=1)  # fmt: skip
+    finetune_policy(
+        pre,
+        motion,
+        folder,
+        delta=delta,
+        sim=sim,
+        real_profile=profile,
+        clip=clip,
+        iterations=iterations,
+        num_envs=num_envs,
+        seed=seed,
+        num_threads=1,
+    )
     return time.perf_counter() - t
 
 
 def evaluate(folder: Path, refs, real: str, episodes: int) -> dict[str, float]:
     loaded = load_policy(folder)
-    m, per_clip = evaluate_in_profile(loaded.policy.act_inference, refs, real, loaded.env_cfg, episodes_per_clip=episodes,
-                                      seed=100, domain_rand=episodes > 1)  # fmt: skip
+    m, per_clip = evaluate_in_profile(
+        loaded.policy.act_inference,
+        refs,
+        real,
+        loaded.env_cfg,
+        episodes_per_clip=episodes,
+        seed=100,
+        domain_rand=episodes > 1,
+    )
     row = {k: float(getattr(m, k)) for k in METRICS if k != "completion"}
     row["completion"] = float(per_clip[0].mean_episode_fraction)
     return row
@@ -128,9 +161,21 @@ def evaluate(folder: Path, refs, real: str, episodes: int) -> dict[str, float]:
 def with_delta(trajs: list[Trajectory], path: Path) -> list[Trajectory]:
     """The trajectories with every recorded target shifted by the Δa file's δ (what the nominal simulator receives)."""
     delta = LearnedDelta.load(path)
-    return [dataclasses.replace(tr, pd_target=tr.pd_target + delta.delta_targets(
-        tr.pd_target, tr.dof_pos, tr.dof_vel, tr.root_quat_w, rotate_to_base(tr.root_quat_w, tr.root_ang_vel_w),
-        previous_targets(tr))) for tr in trajs]  # fmt: skip
+    return [
+        dataclasses.replace(
+            tr,
+            pd_target=tr.pd_target
+            + delta.delta_targets(
+                tr.pd_target,
+                tr.dof_pos,
+                tr.dof_vel,
+                tr.root_quat_w,
+                rotate_to_base(tr.root_quat_w, tr.root_ang_vel_w),
+                previous_targets(tr),
+            ),
+        )
+        for tr in trajs
+    ]
 
 
 def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str, float]:
@@ -140,20 +185,37 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
     rms = lambda pred: float(np.sqrt(np.mean((pred - goal) ** 2)))
     nominal = build_real_model("nominal")
     plain = predict_next(nominal, pairs)
-    rows = {"nominal": rms(plain.vector()), "Oracle": rms(predict_next(build_real_model(real), pairs).vector()),
-            "SysID": rms(predict_next(build_real_model(str(out / "sysid.json")), pairs).vector())}  # fmt: skip
+    rows = {
+        "nominal": rms(plain.vector()),
+        "Oracle": rms(predict_next(build_real_model(real), pairs).vector()),
+        "SysID": rms(predict_next(build_real_model(str(out / "sysid.json")), pairs).vector()),
+    }
     kinds = {f"ASAP Δa {k}": out / f"delta_{k}.pt" for k in MODEL_KINDS if (out / f"delta_{k}.pt").is_file()}
     for name, path in (kinds or {"ASAP": out / "delta.pt"}).items():
         rows[name] = rms(predict_next(nominal, transitions(with_delta(trajs, path))).vector())
     dyn = DeltaDynamics.load(out / "dynamics.pt")
     # Rows in the order of transitions(trajs): every frame of each rollout but its last.
-    ds = np.concatenate([dyn(tr.pd_target, tr.dof_pos, tr.dof_vel, tr.root_quat_w,
-                             rotate_to_base(tr.root_quat_w, tr.root_ang_vel_w), previous_targets(tr))[:-1]
-                         for tr in trajs])  # fmt: skip
+    ds = np.concatenate(
+        [
+            dyn(
+                tr.pd_target,
+                tr.dof_pos,
+                tr.dof_vel,
+                tr.root_quat_w,
+                rotate_to_base(tr.root_quat_w, tr.root_ang_vel_w),
+                previous_targets(tr),
+            )[:-1]
+            for tr in trajs
+        ]
+    )
     d = dyn.num_dof
-    corrected = dataclasses.replace(plain, dof_pos=plain.dof_pos + ds[:, :d], dof_vel=plain.dof_vel + ds[:, d : 2 * d],
-                                    root_lin_vel_w=plain.root_lin_vel_w + ds[:, 2 * d : 2 * d + 3],
-                                    root_ang_vel_w=plain.root_ang_vel_w + ds[:, 2 * d + 3 :])  # fmt: skip
+    corrected = dataclasses.replace(
+        plain,
+        dof_pos=plain.dof_pos + ds[:, :d],
+        dof_vel=plain.dof_vel + ds[:, d : 2 * d],
+        root_lin_vel_w=plain.root_lin_vel_w + ds[:, 2 * d : 2 * d + 3],
+        root_ang_vel_w=plain.root_ang_vel_w + ds[:, 2 * d + 3 :],
+    )
     rows["DeltaDynamics"] = rms(corrected.vector())
     return rows
 
@@ -166,11 +228,17 @@ def plot(results: dict, path: Path, title: str) -> None:
 
     names = [n for n in ORDER if n in results]
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    for ax, key, label in zip(axes, ("eg_mpjpe_mm", "completion"), ("Eg-mpjpe [mm] (lower is better)",
-                                                                    "clip completed (higher is better)")):  # fmt: skip
+    for ax, key, label in zip(
+        axes, ("eg_mpjpe_mm", "completion"), ("Eg-mpjpe [mm] (lower is better)", "clip completed (higher is better)")
+    ):
         vals = [[r[key] for r in results[n]] for n in names]
-        ax.bar(names, [np.mean(v) for v in vals], yerr=[np.std(v) for v in vals], capsize=4,
-               color=["#888" if n in ("Vanilla", "Continued") else "#c44" if n == "ASAP" else "#48a" for n in names])  # fmt: skip
+        ax.bar(
+            names,
+            [np.mean(v) for v in vals],
+            yerr=[np.std(v) for v in vals],
+            capsize=4,
+            color=["#888" if n in ("Vanilla", "Continued") else "#c44" if n == "ASAP" else "#48a" for n in names],
+        )
         for i, v in enumerate(vals):
             ax.scatter([i] * len(v), v, color="k", s=8, zorder=3)
         ax.set_title(label)
@@ -196,8 +264,11 @@ def main() -> None:
     ap.add_argument("--eval-episodes", type=int, default=8, help="matched randomized evaluation episodes")
     ap.add_argument("--delta-joints", default="all", choices=("ankles", "legs", "all"))
     ap.add_argument("--delta-model", default="per_joint_linear", choices=MODEL_KINDS)
-    ap.add_argument("--corrections-from", default=None,
-                    help="bench output folder whose fitted corrections to use (fitted on another clip's rollouts)")
+    ap.add_argument(
+        "--corrections-from",
+        default=None,
+        help="bench output folder whose fitted corrections to use (fitted on another clip's rollouts)",
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--methods", default=",".join(ORDER[1:]), help="fine-tuned methods to run (Vanilla always)")
     ap.add_argument("-o", "--out", required=True)
@@ -209,36 +280,54 @@ def main() -> None:
     refs = load_references(args.motion, nominal, load_robot_spec(), args.clip)
     if args.corrections_from:
         fits = reuse_corrections(Path(args.corrections_from), out)
-        print(f"corrections (Δa, SysID, Δs, noise level) fitted in {args.corrections_from}, on rollouts of another "
-              "clip: none of them has seen this clip", flush=True)  # fmt: skip
+        print(
+            f"corrections (Δa, SysID, Δs, noise level) fitted in {args.corrections_from}, on rollouts of another "
+            "clip: none of them has seen this clip",
+            flush=True,
+        )
     else:
         t0 = time.perf_counter()
         trajs = collect_rollouts(vanilla.policy.act_inference, refs, args.real, vanilla.env_cfg, args.episodes, seed=1)
         write_collection(out / "collect.pkl", trajs)
         frames = sum(t.num_frames for t in trajs.values())
-        print(f"collected {len(trajs)} rollouts ({frames} frames) in {args.real} in {time.perf_counter() - t0:.0f} s",
-              flush=True)  # fmt: skip
+        print(
+            f"collected {len(trajs)} rollouts ({frames} frames) in {args.real} in {time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
         fits = fit_corrections(out, list(trajs.values()), args.delta_joints, args.delta_model)
-        print(f"fits: Δa ({args.delta_model}, {args.delta_joints}) {fits['delta_s']} s, RMS "
-              f"{fits['delta_rms_action']:.3f} action units; SysID {fits['sysid_s']} s → {fits['sysid']}; Δs "
-              f"{fits['dynamics_s']} s, explained variance {fits['dynamics']['explained_variance']:.2f}", flush=True)  # fmt: skip
+        print(
+            f"fits: Δa ({args.delta_model}, {args.delta_joints}) {fits['delta_s']} s, RMS "
+            f"{fits['delta_rms_action']:.3f} action units; SysID {fits['sysid_s']} s → {fits['sysid']}; Δs "
+            f"{fits['dynamics_s']} s, explained variance {fits['dynamics']['explained_variance']:.2f}",
+            flush=True,
+        )
     seeds = [int(s) for s in args.seeds.split(",")]
     wanted = set(args.methods.split(","))
-    todo = [(name, plan, seed) for seed in seeds for name, plan in plans(out, args.real, fits["delta_rms_action"]).items()
-            if name in wanted]  # fmt: skip
+    todo = [
+        (name, plan, seed)
+        for seed in seeds
+        for name, plan in plans(out, args.real, fits["delta_rms_action"]).items()
+        if name in wanted
+    ]
     t0 = time.perf_counter()
     walls = Parallel(n_jobs=args.jobs, verbose=0)(
-        delayed(run_finetune)(pre, args.motion, args.clip, out / f"{name}_s{seed}", plan, args.iterations,
-                              args.num_envs, seed)
+        delayed(run_finetune)(
+            pre, args.motion, args.clip, out / f"{name}_s{seed}", plan, args.iterations, args.num_envs, seed
+        )
         for name, plan, seed in todo
-    )  # fmt: skip
-    print(f"{len(todo)} fine-tunings × {args.iterations} iterations × {args.num_envs} envs in "
-          f"{time.perf_counter() - t0:.0f} s (median {np.median(walls):.0f} s each, {args.jobs} jobs)", flush=True)  # fmt: skip
+    )
+    print(
+        f"{len(todo)} fine-tunings × {args.iterations} iterations × {args.num_envs} envs in "
+        f"{time.perf_counter() - t0:.0f} s (median {np.median(walls):.0f} s each, {args.jobs} jobs)",
+        flush=True,
+    )
     results: dict[str, list[dict]] = {"Vanilla": [evaluate(pre, refs, args.real, args.eval_episodes)]}
     for name, _, seed in todo:
         results.setdefault(name, []).append(evaluate(out / f"{name}_s{seed}", refs, args.real, args.eval_episodes))
-    print(f"\n{args.real}, each policy alone, {args.eval_episodes} matched episodes from phase 0; mean ± std over "
-          f"seeds {args.seeds} (Vanilla: one policy)")  # fmt: skip
+    print(
+        f"\n{args.real}, each policy alone, {args.eval_episodes} matched episodes from phase 0; mean ± std over "
+        f"seeds {args.seeds} (Vanilla: one policy)"
+    )
     print("| method | success | Eg-mpjpe [mm] | Empjpe [mm] | Eacc [mm/frame²] | Evel [mm/frame] | clip completed |")
     print("|---|---|---|---|---|---|---|")
     names = [n for n in ORDER if n in results]
@@ -270,8 +359,10 @@ def main() -> None:
     if held is not None:
         one_step = heldout_one_step(list(held.values()), out, args.real)
         summary["heldout_one_step_rms"] = one_step
-        print(f"\nheld-out clip {source}, {sum(t.num_frames for t in held.values())} frames): one-step prediction "
-              "RMS (ratio to the nominal simulator)")  # fmt: skip
+        print(
+            f"\nheld-out clip {source}, {sum(t.num_frames for t in held.values())} frames): one-step prediction "
+            "RMS (ratio to the nominal simulator)"
+        )
         for name, v in one_step.items():
             print(f"  {name:<26} {v:.5f}  ({v / one_step['nominal']:.2f}×)")
     (out / "table4.json").write_text(json.dumps(summary, indent=2, default=float))

@@ -12,15 +12,28 @@ import numpy as np
 from retarget.asap_pkl import atomic_write
 
 # (summary key, column header): tracking against the source's own reference, then the human clip.
-TRACKING_COLUMNS = (("success", "success"), ("completion", "completed"), ("eg_mpjpe_mm", "Eg-mpjpe [mm]"),
-                    ("empjpe_mm", "Empjpe [mm]"))  # fmt: skip
-HUMAN_COLUMNS = (("limb_direction_error_deg", "limb err [deg]"), ("stance_sole_abs_height_mm", "stance \\|sole z\\| [mm]"),
-                 ("stance_tilt_deg", "stance tilt [deg]"), ("stance_slide_cm_s", "stance slide [cm/s]"),
-                 ("floating_fraction", "floating"))  # fmt: skip
+TRACKING_COLUMNS = (
+    ("success", "success"),
+    ("completion", "completed"),
+    ("eg_mpjpe_mm", "Eg-mpjpe [mm]"),
+    ("empjpe_mm", "Empjpe [mm]"),
+)
+HUMAN_COLUMNS = (
+    ("limb_direction_error_deg", "limb err [deg]"),
+    ("stance_sole_abs_height_mm", "stance \\|sole z\\| [mm]"),
+    ("stance_tilt_deg", "stance tilt [deg]"),
+    ("stance_slide_cm_s", "stance slide [cm/s]"),
+    ("floating_fraction", "floating"),
+)
 SPREAD_KEYS = ("completion", "eg_mpjpe_mm", "empjpe_mm", "vs_human.limb_direction_error_deg")
 LATE_CHECKPOINTS = 3
-PLOTTED = (("success", "success"), ("completion", "clip completed"), ("eg_mpjpe_mm", "Eg-mpjpe vs own ref [mm]"),
-           ("empjpe_mm", "Empjpe vs own ref [mm]"), ("vs_human.limb_direction_error_deg", "limb err vs human [deg]"))  # fmt: skip
+PLOTTED = (
+    ("success", "success"),
+    ("completion", "clip completed"),
+    ("eg_mpjpe_mm", "Eg-mpjpe vs own ref [mm]"),
+    ("empjpe_mm", "Empjpe vs own ref [mm]"),
+    ("vs_human.limb_direction_error_deg", "limb err vs human [deg]"),
+)
 
 
 def _fmt(value: float | None, key: str) -> str:
@@ -44,25 +57,41 @@ def at_common_budget(summary: dict) -> list[tuple[dict, dict]]:
     for run in summary["runs"]:
         top = run["checkpoints"][-1]["env_steps"]
         reached[run["clip"]] = min(reached.get(run["clip"], top), top)
-    return [(run, [c for c in run["checkpoints"] if c["env_steps"] <= reached[run["clip"]]][-1])
-            for run in summary["runs"]]  # fmt: skip
+    return [
+        (run, [c for c in run["checkpoints"] if c["env_steps"] <= reached[run["clip"]]][-1]) for run in summary["runs"]
+    ]
 
 
 def final_table_rows(summary: dict) -> list[list[str]]:
     """One row per run at the common budget: identity, tracking vs own reference, performed motion vs human."""
     rows = []
     for run, last in at_common_budget(summary):
-        rows.append([run["clip"], run["source"], str(run["seed"]), run["source_sha256"][:12], f"{last['env_steps']:,}",
-                     *(_fmt(last[k], k) for k, _ in TRACKING_COLUMNS),
-                     *(_fmt(last["vs_human"][k], k) for k, _ in HUMAN_COLUMNS),
-                     *(_fmt(run["reference_vs_human"][k], k) for k, _ in HUMAN_COLUMNS[:3])])  # fmt: skip
+        rows.append(
+            [
+                run["clip"],
+                run["source"],
+                str(run["seed"]),
+                run["source_sha256"][:12],
+                f"{last['env_steps']:,}",
+                *(_fmt(last[k], k) for k, _ in TRACKING_COLUMNS),
+                *(_fmt(last["vs_human"][k], k) for k, _ in HUMAN_COLUMNS),
+                *(_fmt(run["reference_vs_human"][k], k) for k, _ in HUMAN_COLUMNS[:3]),
+            ]
+        )
     return rows
 
 
 def final_table_header() -> list[str]:
-    return ["clip", "source", "seed", "file sha256", "env steps", *(h for _, h in TRACKING_COLUMNS),
-            *(f"policy vs human: {h}" for _, h in HUMAN_COLUMNS),
-            *(f"reference vs human: {h}" for _, h in HUMAN_COLUMNS[:3])]  # fmt: skip
+    return [
+        "clip",
+        "source",
+        "seed",
+        "file sha256",
+        "env steps",
+        *(h for _, h in TRACKING_COLUMNS),
+        *(f"policy vs human: {h}" for _, h in HUMAN_COLUMNS),
+        *(f"reference vs human: {h}" for _, h in HUMAN_COLUMNS[:3]),
+    ]
 
 
 def _markdown(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -80,33 +109,70 @@ def late_spread_rows(summary: dict, last: int = LATE_CHECKPOINTS) -> list[list[s
             values = np.array([np.nan if (v := _get(c, key)) is None else v for c in window], dtype=float)
             values = values[np.isfinite(values)] * (100.0 if key == "completion" else 1.0)
             cells.append(f"{values.mean():.1f} ± {values.std():.1f}" if values.size else "—")
-        rows.append([run["clip"], run["source"], str(run["seed"]),
-                     f"{window[0]['env_steps']:,}–{window[-1]['env_steps']:,}", *cells])  # fmt: skip
+        rows.append(
+            [
+                run["clip"],
+                run["source"],
+                str(run["seed"]),
+                f"{window[0]['env_steps']:,}–{window[-1]['env_steps']:,}",
+                *cells,
+            ]
+        )
     return rows
 
 
 def table_markdown(summary: dict) -> str:
     """The table at the common budget, then every checkpoint of every run (the curves as numbers)."""
     s = summary["settings"]
-    budget = (f"Budget per run: {s['iterations']} iterations × {s['steps_per_iteration']} = "
-              f"{s['iterations'] * s['steps_per_iteration']:,} env steps; {s['num_envs']} envs; seeds {s['seeds']}; "
-              f"evaluation: {s['episodes']} randomized-physics episodes, seed {s['eval_seed']}.")  # fmt: skip
-    legend = ("Rows: each run at the largest env-step count that every run of its clip reached. "
-              "Tracking columns are measured against each source's own reference; \"vs human\" columns score the "
-              "motion the policy performed (episodes played on through falls) against the SMPL clip with "
-              "`asap-retarget eval`'s metrics.")  # fmt: skip
+    budget = (
+        f"Budget per run: {s['iterations']} iterations × {s['steps_per_iteration']} = "
+        f"{s['iterations'] * s['steps_per_iteration']:,} env steps; {s['num_envs']} envs; seeds {s['seeds']}; "
+        f"evaluation: {s['episodes']} randomized-physics episodes, seed {s['eval_seed']}."
+    )
+    legend = (
+        "Rows: each run at the largest env-step count that every run of its clip reached. "
+        'Tracking columns are measured against each source\'s own reference; "vs human" columns score the '
+        "motion the policy performed (episodes played on through falls) against the SMPL clip with "
+        "`asap-retarget eval`'s metrics."
+    )
     lines = [f"Command: `{summary['command']}`", "", budget, "", legend, ""]
     lines += _markdown(final_table_header(), final_table_rows(summary))
-    curve_header = ["clip", "source", "seed", "iteration", "env steps", *(h for _, h in TRACKING_COLUMNS),
-                    "limb err vs human [deg]"]  # fmt: skip
-    curve_rows = [[run["clip"], run["source"], str(run["seed"]), str(c["iteration"]), f"{c['env_steps']:,}",
-                   *(_fmt(c[k], k) for k, _ in TRACKING_COLUMNS),
-                   _fmt(c["vs_human"]["limb_direction_error_deg"], "limb_direction_error_deg")]
-                  for run in summary["runs"] for c in run["checkpoints"]]  # fmt: skip
-    spread_header = ["clip", "source", "seed", "env steps", "completed [%]", "Eg-mpjpe [mm]", "Empjpe [mm]",
-                     "limb err vs human [deg]"]  # fmt: skip
-    spread = (f"Mean ± standard deviation over the last {LATE_CHECKPOINTS} checkpoints at or below the common "
-              "budget (checkpoint-to-checkpoint spread of one run; seed-to-seed spread is not measured here):")
+    curve_header = [
+        "clip",
+        "source",
+        "seed",
+        "iteration",
+        "env steps",
+        *(h for _, h in TRACKING_COLUMNS),
+        "limb err vs human [deg]",
+    ]
+    curve_rows = [
+        [
+            run["clip"],
+            run["source"],
+            str(run["seed"]),
+            str(c["iteration"]),
+            f"{c['env_steps']:,}",
+            *(_fmt(c[k], k) for k, _ in TRACKING_COLUMNS),
+            _fmt(c["vs_human"]["limb_direction_error_deg"], "limb_direction_error_deg"),
+        ]
+        for run in summary["runs"]
+        for c in run["checkpoints"]
+    ]
+    spread_header = [
+        "clip",
+        "source",
+        "seed",
+        "env steps",
+        "completed [%]",
+        "Eg-mpjpe [mm]",
+        "Empjpe [mm]",
+        "limb err vs human [deg]",
+    ]
+    spread = (
+        f"Mean ± standard deviation over the last {LATE_CHECKPOINTS} checkpoints at or below the common "
+        "budget (checkpoint-to-checkpoint spread of one run; seed-to-seed spread is not measured here):"
+    )
     lines += ["", spread, ""]
     lines += _markdown(spread_header, late_spread_rows(summary))
     lines += ["", "Every evaluated checkpoint:", ""] + _markdown(curve_header, curve_rows)
@@ -131,8 +197,13 @@ def plot_curves(summary: dict, png_path: Path) -> Path | None:
             steps = [c["env_steps"] for c in run["checkpoints"]]
             for col, (key, _) in enumerate(PLOTTED):
                 values = [_get(c, key) for c in run["checkpoints"]]
-                axes[row, col].plot(steps, [float("nan") if v is None else v for v in values], marker="o",
-                                    color=colors[run["source"]], label=f"{run['source']} (seed {run['seed']})")  # fmt: skip
+                axes[row, col].plot(
+                    steps,
+                    [float("nan") if v is None else v for v in values],
+                    marker="o",
+                    color=colors[run["source"]],
+                    label=f"{run['source']} (seed {run['seed']})",
+                )
         for col, (key, title) in enumerate(PLOTTED):
             ax = axes[row, col]
             ax.set_title(f"{clip.removeprefix('video_')}: {title}" if col == 0 else title, fontsize=9)

@@ -83,8 +83,10 @@ def _controller(clip_npz: Path, out_dir: Path) -> Path:
     kept, total = result.verdict.kept_ranges[0], result.verdict.num_frames
     if kept != (0, total):  # a trimmed motion would be scored against the wrong human frames
         path.unlink()
-        raise SourceUnavailable(f"{clip_npz}: the controller layer kept frames {kept[0]}-{kept[1]} of {total} only; "
-                                "the benchmark compares whole clips")  # fmt: skip
+        raise SourceUnavailable(
+            f"{clip_npz}: the controller layer kept frames {kept[0]}-{kept[1]} of {total} only; "
+            "the benchmark compares whole clips"
+        )
     return path
 
 
@@ -94,7 +96,8 @@ SOURCES: dict[str, MotionSource] = {
         MotionSource("asap", "official ASAP/PHC retarget (bench_data.ASAP_REFERENCE_DIR)", _asap_official),
         MotionSource("ours", "this project's kinematic retarget (`batch` defaults)", _ours),
         MotionSource("gmr", "GMR-style per-frame IK (bench/baseline_gmr.py)", _gmr_style),
-        MotionSource("controller", "motion performed by the controller layer's simulated G1 (perform_clip)",
-                     _controller),
+        MotionSource(
+            "controller", "motion performed by the controller layer's simulated G1 (perform_clip)", _controller
+        ),
     )
 }

@@ -42,11 +42,16 @@ class _Reporter:
     def __init__(self, mode: str, total: int):
         self.mode = mode
         self.progress = Progress(
-            TextColumn("[bold]retarget"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("[bold]retarget"),
+            BarColumn(),
+            MofNCompleteColumn(),
             TextColumn("[red]{task.fields[failed]} failed[/] {task.fields[skipped]} skipped"),
-            TextColumn("{task.fields[fps]} frames/s"), TextColumn("{task.fields[eta]}"), TimeElapsedColumn(),
-            console=console, disable=mode != "bar",
-        )  # fmt: skip
+            TextColumn("{task.fields[fps]} frames/s"),
+            TextColumn("{task.fields[eta]}"),
+            TimeElapsedColumn(),
+            console=console,
+            disable=mode != "bar",
+        )
         self.task = self.progress.add_task("clips", total=total, failed=0, skipped=0, fps="-", eta="ETA -")
 
     def __call__(self, event) -> None:
@@ -57,9 +62,13 @@ class _Reporter:
         elif self.mode == "bar":
             fps = event.frames / event.elapsed_s if event.elapsed_s > 0 else 0.0
             self.progress.update(
-                self.task, completed=event.finished, failed=event.failed, skipped=event.skipped,
-                fps=f"{fps:.0f}", eta=_eta_text(event),
-            )  # fmt: skip
+                self.task,
+                completed=event.finished,
+                failed=event.failed,
+                skipped=event.skipped,
+                fps=f"{fps:.0f}",
+                eta=_eta_text(event),
+            )
 
 
 MAX_TABLE_ROWS = 60  # per-clip table for small batches; large ones: `asap-retarget summary`
@@ -87,52 +96,91 @@ def _clip_table(records) -> Table:
 @click.command()
 @click.argument("source_dir", type=click.Path(path_type=Path), required=False)
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path), default=DEFAULT_BATCH_OUT, show_default=True,
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_BATCH_OUT,
+    show_default=True,
     help="Output folder: clips/*.pkl, records/*.json, motion_library.pkl, manifest.json/.csv, config.json.",
-)  # fmt: skip
+)
 @robot_option
 @fps_option
 @body_model_option
 @clip_options
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parallel workers [default: all cores].")
 @click.option(
-    "--executor", type=click.Choice(["process", "ray", "inline"]), default="process", show_default=True,
+    "--executor",
+    type=click.Choice(["process", "ray", "inline"]),
+    default="process",
+    show_default=True,
     help="process: crash-isolated process pool; ray: Ray tasks (pip install 'asap-retarget[ray]'); inline: debugging.",
-)  # fmt: skip
+)
 @click.option(
     "--address", default=None, help="Ray cluster to join (with --executor ray), e.g. auto or ray://host:10001."
 )
 @click.option(
-    "--timeout", "timeout_s", type=click.FloatRange(min=0), default=900.0, show_default=True,
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0),
+    default=900.0,
+    show_default=True,
     help="Per-clip time limit [s]; the clip fails and its worker is replaced. 0: no limit.",
-)  # fmt: skip
+)
 @click.option("--force", is_flag=True, help="Redo every clip, even those already done with this config.")
 @click.option("--no-library", is_flag=True, help="Skip the combined motion_library.pkl.")
 @click.option(
-    "--stage", "stages", type=click.Choice(["filter", "eval", "controller"]), multiple=True,
+    "--stage",
+    "stages",
+    type=click.Choice(["filter", "eval", "controller"]),
+    multiple=True,
     help="Per-clip stage (repeatable): 'filter' (physics filter verdict; trims to the longest kept range), "
     "'eval' (retargeting metrics against the source), 'controller' (sampling-MPC tracking in the training "
     "simulator; writes the motion the G1 performed, see --performed). Figures go to the manifest.",
-)  # fmt: skip
+)
 @click.option(
-    "--performed", type=click.Choice(["replace", "beside"]), default="replace", show_default=True,
+    "--performed",
+    type=click.Choice(["replace", "beside"]),
+    default="replace",
+    show_default=True,
     help="With --stage controller: the performed motion replaces the kinematic retarget in the library, "
     "or goes beside it as <clip>_performed.",
-)  # fmt: skip
+)
 @click.option(
-    "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default="asap", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(ROBOT_FORMAT_NAMES),
+    default="asap",
+    show_default=True,
     help="Consumer dialect of the per-clip files: other than asap, each ok clip is also written to OUTPUT/<format>/ "
     "(beyondmimic/mjlab/holosoma at 50 Hz unless --fps is given).",
-)  # fmt: skip
-@click.option("--move-stale", is_flag=True,
-              help="Move outputs whose source clip is gone into OUTDIR/stale/ instead of removing them.")
+)
+@click.option(
+    "--move-stale",
+    is_flag=True,
+    help="Move outputs whose source clip is gone into OUTDIR/stale/ instead of removing them.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per clip on stdout, then one for the batch.")
 def batch(
-    source_dir: Path | None, output: Path, robot: str, fps: float, body_model: Path | None, workers: int | None,
-    executor: str, address: str | None, timeout_s: float, force: bool, no_library: bool, stages: tuple[str, ...],
-    performed: str, fmt: str, move_stale: bool, quiet: bool, jsonl: bool, clip_options: Any,
-) -> None:  # fmt: skip
+    source_dir: Path | None,
+    output: Path,
+    robot: str,
+    fps: float,
+    body_model: Path | None,
+    workers: int | None,
+    executor: str,
+    address: str | None,
+    timeout_s: float,
+    force: bool,
+    no_library: bool,
+    stages: tuple[str, ...],
+    performed: str,
+    fmt: str,
+    move_stale: bool,
+    quiet: bool,
+    jsonl: bool,
+    clip_options: Any,
+) -> None:
     """Retarget every clip (.npz; GVHMR .pt, WHAM .pkl, TRAM hps_track_*.npy) under SOURCE_DIR (default: the
     bundled motions_raw/).
 
@@ -156,14 +204,24 @@ def batch(
         fps = ROBOT_FORMATS[fmt].default_fps or fps  # retarget straight at the consumer's rate
     config = make_config(robot, fps, body_model, clip_options)
     options = BatchOptions(
-        workers=workers or available_cores(), executor=executor, ray_address=address,
-        timeout_s=timeout_s or None, force=force, combined_library=not no_library,
-        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)), output_format=fmt, move_stale=move_stale,
-    )  # fmt: skip
+        workers=workers or available_cores(),
+        executor=executor,
+        ray_address=address,
+        timeout_s=timeout_s or None,
+        force=force,
+        combined_library=not no_library,
+        stages=tuple(STAGES[name] for name in dict.fromkeys(stages)),
+        output_format=fmt,
+        move_stale=move_stale,
+    )
     discovery = discover_clips(source_dir)
     for folder in discovery.unreadable:
-        err_console.print(f"[yellow]warning:[/] {escape(str(folder))}: cannot be read (permission denied); its clips "
-                          "are not in this batch", highlight=False, soft_wrap=True)  # fmt: skip
+        err_console.print(
+            f"[yellow]warning:[/] {escape(str(folder))}: cannot be read (permission denied); its clips "
+            "are not in this batch",
+            highlight=False,
+            soft_wrap=True,
+        )
     sources = discovery.clips
     if not sources:
         raise click.UsageError(f"no .npz clips under {source_dir}")
@@ -176,8 +234,12 @@ def batch(
         sys.exit(130)
     if result.stale:
         where = f"moved into {output / STALE_DIR}" if move_stale else "removed"
-        err_console.print(f"{len(result.stale)} clip(s) whose source is gone: outputs {where}: "
-                          f"{escape(', '.join(result.stale[:MAX_FAILURES_SHOWN]))}", highlight=False, soft_wrap=True)  # fmt: skip
+        err_console.print(
+            f"{len(result.stale)} clip(s) whose source is gone: outputs {where}: "
+            f"{escape(', '.join(result.stale[:MAX_FAILURES_SHOWN]))}",
+            highlight=False,
+            soft_wrap=True,
+        )
     for line in result.unwritten:
         err_console.print(f"[red]not written[/] {escape(line)}", highlight=False, soft_wrap=True)
     failed = result.failed
@@ -187,9 +249,20 @@ def batch(
         f"{result.skipped} already done), {len(failed)} failed; outputs in {output.resolve()}"
     )
     if jsonl:
-        print(json.dumps({"event": "batch", "clips": len(result.records), "failed": len(failed),
-                          "processed": result.processed, "skipped": result.skipped,
-                          "out_dir": str(output.resolve()), "exit_code": code}), flush=True)  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "event": "batch",
+                    "clips": len(result.records),
+                    "failed": len(failed),
+                    "processed": result.processed,
+                    "skipped": result.skipped,
+                    "out_dir": str(output.resolve()),
+                    "exit_code": code,
+                }
+            ),
+            flush=True,
+        )
     else:
         if not quiet and len(result.records) <= MAX_TABLE_ROWS:
             console.print(_clip_table(result.records))

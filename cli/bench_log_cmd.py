@@ -14,11 +14,13 @@ from cli.options import real_option
 @real_option()
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Log file (.npz).")
 @click.option("--duration", type=click.FloatRange(min=0.1), default=4.0, show_default=True, help="Length [s].")
-def bench_log(profile: str, output: Path, duration: float) -> None:  # fmt: skip
+def bench_log(profile: str, output: Path, duration: float) -> None:
     """Hang the G1 from a gantry, move four left-leg joints along the bench trajectory, log it (keys: README)."""
     from trainers.real.bench import record_bench_log, write_bench_log
 
     log = record_bench_log(profile, duration)
     write_bench_log(output, log)
-    console.print(f"wrote {output}: {len(log.time_s)} ticks at {log.fps:g} Hz, joints {', '.join(log.bench_joints)}, "
-                  f"source {log.source}")  # fmt: skip
+    console.print(
+        f"wrote {output}: {len(log.time_s)} ticks at {log.fps:g} Hz, joints {', '.join(log.bench_joints)}, "
+        f"source {log.source}"
+    )

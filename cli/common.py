@@ -36,8 +36,12 @@ def make_config(robot: str, fps: float, body_model: Path | None, source: Any = N
     from retarget.config import RetargetConfig
     from retarget.readers.source import SourceOptions
 
-    return RetargetConfig(robot=robot, fps_out=fps, body_model_dir=None if body_model is None else str(body_model),
-                          source=source or SourceOptions())  # fmt: skip
+    return RetargetConfig(
+        robot=robot,
+        fps_out=fps,
+        body_model_dir=None if body_model is None else str(body_model),
+        source=source or SourceOptions(),
+    )
 
 
 OUTPUT_PARAMS: tuple[str, ...] = ("output", "json_out")
@@ -96,16 +100,29 @@ def guarded(callback: Callable[..., Any]) -> Callable[..., Any]:
                 raise CommandError(_named(_one_line(exc), named)) from exc
             except OSError as exc:
                 where = [Path(exc.filename)] if exc.filename else named
-                raise CommandError(_named(f"{exc.strerror or _one_line(exc)}; check the path and its permissions",
-                                          where)) from exc  # fmt: skip
+                raise CommandError(
+                    _named(f"{exc.strerror or _one_line(exc)}; check the path and its permissions", where)
+                ) from exc
             except MemoryError as exc:
-                raise CommandError(_named("ran out of memory; the input is too large or corrupt (see the size limits: "
-                                          "--max-frames, --max-elements)", named)) from exc  # fmt: skip
+                raise CommandError(
+                    _named(
+                        "ran out of memory; the input is too large or corrupt (see the size limits: "
+                        "--max-frames, --max-elements)",
+                        named,
+                    )
+                ) from exc
             except RecursionError as exc:
-                raise CommandError(_named("nested too deeply to process; the file is corrupt or hostile", named)) from exc
+                raise CommandError(
+                    _named("nested too deeply to process; the file is corrupt or hostile", named)
+                ) from exc
             except Exception as exc:  # the last net: one line, never a traceback
-                raise CommandError(_named(f"cannot process it ({type(exc).__name__}: {_one_line(exc)}); check the "
-                                          "file, or report this with the command line", named)) from exc  # fmt: skip
+                raise CommandError(
+                    _named(
+                        f"cannot process it ({type(exc).__name__}: {_one_line(exc)}); check the "
+                        "file, or report this with the command line",
+                        named,
+                    )
+                ) from exc
 
     return wrapper
 

@@ -27,11 +27,17 @@ def delta() -> None:
 
 @delta.command("fit-linear")
 @click.argument("log_path", metavar="LOG.npz", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
-              help="Write the coefficients and errors as JSON here.")
-@click.option("--max-iterations", type=click.IntRange(min=1), default=60, show_default=True,
-              help="Least-squares iterations.")
-def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None:  # fmt: skip
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the coefficients and errors as JSON here.",
+)
+@click.option(
+    "--max-iterations", type=click.IntRange(min=1), default=60, show_default=True, help="Least-squares iterations."
+)
+def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None:
     """Fit δ = a·(target − q) + b·dq per bench joint in the nominal simulator; exit 0 only if the error drops."""
     from retarget.asap_pkl import atomic_write
     from trainers.delta.linear_fit import LinearFitConfig, fit_linear_delta
@@ -43,12 +49,20 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
     console.print(f"{'joint':<24} {'a':>8} {'b (s)':>9}")
     for name, a, b in zip(d.joints, d.a, d.b):
         console.print(f"{name:<24} {a:>8.4f} {b:>9.5f}")
-    console.print(f"sim × real tracking error: before {result.rms_before_deg:.2f}° → after {result.rms_after_deg:.2f}° "
-                  f"(RMS of joint positions; {result.replays} replays, {result.wall_s:.1f} s)")  # fmt: skip
+    console.print(
+        f"sim × real tracking error: before {result.rms_before_deg:.2f}° → after {result.rms_after_deg:.2f}° "
+        f"(RMS of joint positions; {result.replays} replays, {result.wall_s:.1f} s)"
+    )
     if output is not None:
-        payload = {"log": str(log_path), "source": log.source, "joints": list(d.joints), "a": d.a.tolist(),
-                   "b_s": d.b.tolist(), "rms_before_deg": result.rms_before_deg,
-                   "rms_after_deg": result.rms_after_deg}  # fmt: skip
+        payload = {
+            "log": str(log_path),
+            "source": log.source,
+            "joints": list(d.joints),
+            "a": d.a.tolist(),
+            "b_s": d.b.tolist(),
+            "rms_before_deg": result.rms_before_deg,
+            "rms_after_deg": result.rms_after_deg,
+        }
         atomic_write(output, lambda tmp: tmp.write_text(json.dumps(payload, indent=2)))
     if not result.rms_after_deg < result.rms_before_deg:
         console.print("the fit did not reduce the error")
@@ -58,21 +72,55 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 @delta.command("fit")
 @click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Delta model file (.pt).")
-@click.option("--joints", type=click.Choice(JOINT_SET_NAMES), default=DEFAULT_JOINTS, show_default=True,
-              help="Joints Δa acts on (the paper's real-robot model: the ankles; a delay reaches every joint).")
-@click.option("--model", "model_kind", type=click.Choice(MODEL_KINDS), default=DEFAULT_MODEL,
-              show_default=True, help="per_joint_linear: each joint's δ linear in its own q*−q, q̇, q*_{t-1}−q*_t "
-              "(transfers to other clips); mlp: the paper's MLP on every feature (supervised method).")
-@click.option("--epochs", type=click.IntRange(min=1), default=DEFAULT_MLP_EPOCHS, show_default=True, help="MLP Adam steps.")
-@click.option("--method", type=click.Choice(["supervised", "ppo"]), default="supervised", show_default=True,
-              help="supervised: Gauss–Newton labels + MLP; ppo: the paper's PPO in the nominal sim (trainers/delta/ppo_fit.py).")
+@click.option(
+    "--joints",
+    type=click.Choice(JOINT_SET_NAMES),
+    default=DEFAULT_JOINTS,
+    show_default=True,
+    help="Joints Δa acts on (the paper's real-robot model: the ankles; a delay reaches every joint).",
+)
+@click.option(
+    "--model",
+    "model_kind",
+    type=click.Choice(MODEL_KINDS),
+    default=DEFAULT_MODEL,
+    show_default=True,
+    help="per_joint_linear: each joint's δ linear in its own q*−q, q̇, q*_{t-1}−q*_t "
+    "(transfers to other clips); mlp: the paper's MLP on every feature (supervised method).",
+)
+@click.option(
+    "--epochs", type=click.IntRange(min=1), default=DEFAULT_MLP_EPOCHS, show_default=True, help="MLP Adam steps."
+)
+@click.option(
+    "--method",
+    type=click.Choice(["supervised", "ppo"]),
+    default="supervised",
+    show_default=True,
+    help="supervised: Gauss–Newton labels + MLP; ppo: the paper's PPO in the nominal sim (trainers/delta/ppo_fit.py).",
+)
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
 @num_envs_option(32, "Parallel simulated environments (--method ppo)")
-@click.option("--horizon-s", type=click.FloatRange(min=0.02), default=1.0, show_default=True, help="PPO episode length.")
-@click.option("--previous-target/--no-previous-target", default=DEFAULT_PREVIOUS_TARGET, show_default=True,
-              help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).")
-def fit(collection: Path, output: Path, joints: str, model_kind: str, epochs: int, method: str, iterations: int,
-        num_envs: int, horizon_s: float, previous_target: bool) -> None:  # fmt: skip
+@click.option(
+    "--horizon-s", type=click.FloatRange(min=0.02), default=1.0, show_default=True, help="PPO episode length."
+)
+@click.option(
+    "--previous-target/--no-previous-target",
+    default=DEFAULT_PREVIOUS_TARGET,
+    show_default=True,
+    help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).",
+)
+def fit(
+    collection: Path,
+    output: Path,
+    joints: str,
+    model_kind: str,
+    epochs: int,
+    method: str,
+    iterations: int,
+    num_envs: int,
+    horizon_s: float,
+    previous_target: bool,
+) -> None:
     """Learn π^Δ(s, a) from recorded transitions: per-transition Levenberg–Marquardt labels, then a per-joint linear
     model or an MLP (or the MLP by PPO)."""
     from trainers.delta.collection import read_collection
@@ -84,11 +132,14 @@ def fit(collection: Path, output: Path, joints: str, model_kind: str, epochs: in
 
         fit_ppo_command(trajs, output, joints, iterations, num_envs, horizon_s, console.print)
         return
-    model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=joints, epochs=epochs, model=model_kind,
-                                                               previous_target=previous_target))  # fmt: skip
+    model, stats = fit_learned_delta(
+        trajs, LearnedDeltaConfig(joints=joints, epochs=epochs, model=model_kind, previous_target=previous_target)
+    )
     model.save(output)
-    console.print(f"wrote {output}: {stats['transitions']} transitions, label RMS {stats['label_rms_rad']:.4f} rad, "
-                  f"{model_kind} fit RMS {stats['fit_rms_rad']:.4f} rad")  # fmt: skip
+    console.print(
+        f"wrote {output}: {stats['transitions']} transitions, label RMS {stats['label_rms_rad']:.4f} rad, "
+        f"{model_kind} fit RMS {stats['fit_rms_rad']:.4f} rad"
+    )
 
 
 @delta.command("sysid")
@@ -106,8 +157,10 @@ def sysid(collection: Path, output: Path, max_transitions: int) -> None:
     save_profile(result.profile, output)
     text = ", ".join(f"{k} {v:g}" for k, v in result.parameters.items())
     console.print(f"identified: {text}", highlight=False)
-    console.print(f"one-step residual RMS {result.rms_nominal:.5f} (nominal) → {result.rms_identified:.5f} "
-                  f"({result.evaluations} models); wrote {output} (train finetune --sim real --real {output})")  # fmt: skip
+    console.print(
+        f"one-step residual RMS {result.rms_nominal:.5f} (nominal) → {result.rms_identified:.5f} "
+        f"({result.evaluations} models); wrote {output} (train finetune --sim real --real {output})"
+    )
 
 
 @delta.command("fit-dynamics")
@@ -122,16 +175,22 @@ def fit_dynamics(collection: Path, output: Path, epochs: int) -> None:
     trajs = list(read_collection(collection).values())
     model, stats = fit_delta_dynamics(trajs, DeltaDynamicsConfig(epochs=epochs))
     model.save(output)
-    console.print(f"wrote {output}: {stats['transitions']} transitions, Δq label RMS "
-                  f"{stats['label_rms_dof_pos_rad']:.5f} rad, fit residual {stats['fit_residual_rms_dof_pos_rad']:.5f} rad, "
-                  f"explained variance {stats['explained_variance']:.2f} (train finetune --sim dynamics --delta {output})")  # fmt: skip
+    console.print(
+        f"wrote {output}: {stats['transitions']} transitions, Δq label RMS "
+        f"{stats['label_rms_dof_pos_rad']:.5f} rad, fit residual {stats['fit_residual_rms_dof_pos_rad']:.5f} rad, "
+        f"explained variance {stats['explained_variance']:.2f} (train finetune --sim dynamics --delta {output})"
+    )
 
 
 @delta.command("eval")
 @click.argument("collection", metavar="HELDOUT.pkl", type=click.Path(path_type=Path))
 @click.option("--delta", "delta_path", type=click.Path(path_type=Path), default=None, help="Learned Δa (.pt).")
-@click.option("--analytic", "profile", default=None,
-              help="Also replay with the analytic soft-joint Δa of this profile (e.g. soft_ankles).")
+@click.option(
+    "--analytic",
+    "profile",
+    default=None,
+    help="Also replay with the analytic soft-joint Δa of this profile (e.g. soft_ankles).",
+)
 @click.option("--stride", type=click.IntRange(min=1), default=10, show_default=True, help="Frames between starts.")
 def eval_(collection: Path, delta_path: Path | None, profile: str | None, stride: int) -> None:
     """Open-loop table: joint and body position errors at 0.25/0.5/1.0 s in the nominal sim, with and without Δa."""
@@ -149,13 +208,17 @@ def eval_(collection: Path, delta_path: Path | None, profile: str | None, stride
         rows.append(open_loop_row("learned Δa", trajs, learned.correction, stride))
     if profile is not None:
         prof, robot = get_profile(profile), load_robot_spec()
-        rows.append(open_loop_row("analytic Δa (policy rate)", trajs, lambda r: analytic_correction(prof, robot), stride))
+        rows.append(
+            open_loop_row("analytic Δa (policy rate)", trajs, lambda r: analytic_correction(prof, robot), stride)
+        )
     console.print(format_table(rows), highlight=False)
     if delta_path is not None and profile is not None:
         from trainers.delta.analytic import stiffness_ratios
         from trainers.delta.open_loop import analytic_gap
 
         gap = analytic_gap(learned, stiffness_ratios(prof, robot), trajs, trajs[0].action_scale)
-        console.print(f"learned vs analytic Δa on its joints (action units): RMS gap {gap['gap_rms']:.3f} "
-                      f"= {100 * gap['gap_rms'] / max(gap['analytic_rms'], 1e-12):.0f}% of the analytic RMS "
-                      f"{gap['analytic_rms']:.3f}; correlation {gap['corr']:.2f}")  # fmt: skip
+        console.print(
+            f"learned vs analytic Δa on its joints (action units): RMS gap {gap['gap_rms']:.3f} "
+            f"= {100 * gap['gap_rms'] / max(gap['analytic_rms'], 1e-12):.0f}% of the analytic RMS "
+            f"{gap['analytic_rms']:.3f}; correlation {gap['corr']:.2f}"
+        )

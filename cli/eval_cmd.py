@@ -67,7 +67,9 @@ def eval_(library: Path, source: Path, json_out: Path | None, robot: str | None,
 
     config = MetricsConfig()
     clips = evaluate_library(library, source, robot=robot, config=config, source_options=clip_options)
-    if json_out is not None and emit_json(json_out, report_dict(clips, config, library=str(library), source=str(source))):
+    if json_out is not None and emit_json(
+        json_out, report_dict(clips, config, library=str(library), source=str(source))
+    ):
         return
     # Off a terminal rich assumes 80 columns, too narrow for 13 columns: print logs at full width.
     out = console if console.is_terminal else Console(width=170)

@@ -18,11 +18,22 @@ from cli.options import policy_option, real_option, resolve_policy, seed_option
 @click.option("--clip", default=None, help="Evaluate on this clip only.")
 @click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True, help="Episodes per clip.")
 @click.option("--domain-rand", is_flag=True, help="Randomize physics per episode (else episodes are identical).")
-@real_option(default=None, help_text="Evaluate in this \"real\" G1 (a profile name, pybullet:<profile>, a sysid.json) "
-                                     "instead of the training simulator.")
+@real_option(
+    default=None,
+    help_text='Evaluate in this "real" G1 (a profile name, pybullet:<profile>, a sysid.json) '
+    "instead of the training simulator.",
+)
 @seed_option()
-def eval_policy(run: Path | None, run_arg: Path | None, motion: Path, clip: str | None, episodes: int, domain_rand: bool,
-                profile: str | None, seed: int) -> None:  # fmt: skip
+def eval_policy(
+    run: Path | None,
+    run_arg: Path | None,
+    motion: Path,
+    clip: str | None,
+    episodes: int,
+    domain_rand: bool,
+    profile: str | None,
+    seed: int,
+) -> None:
     """Success (0.5 m rule), Eg-mpjpe, Empjpe, Evel, Eacc of the policy (a run folder or checkpoint).
 
     The policy may also be given as the positional RUN (the old form)."""
@@ -40,13 +51,21 @@ def eval_policy(run: Path | None, run_arg: Path | None, motion: Path, clip: str 
     else:
         from trainers.finetune.real_eval import evaluate_in_profile
 
-        overall, per_clip = evaluate_in_profile(loaded.policy.act_inference, refs, profile, cfg, episodes, seed,
-                                                domain_rand)  # fmt: skip
+        overall, per_clip = evaluate_in_profile(
+            loaded.policy.act_inference, refs, profile, cfg, episodes, seed, domain_rand
+        )
     table = Table(title=f"{loaded.checkpoint} (iteration {loaded.iteration})")
     for col in ("clip", "success", "Eg-mpjpe [mm]", "Empjpe [mm]", "Evel [mm/frame]", "Eacc [mm/frame²]", "completed"):
         table.add_column(col)
     rows = [(c.clip, c.metrics, f"{c.mean_episode_fraction:.0%}") for c in per_clip] + [("all", overall, "")]
     for name, m, done in rows:
-        table.add_row(name, f"{m.success_rate:.0%}", f"{m.eg_mpjpe_mm:.1f}", f"{m.empjpe_mm:.1f}",
-                      f"{m.evel_mm_per_frame:.2f}", f"{m.eacc_mm_per_frame2:.2f}", done)  # fmt: skip
+        table.add_row(
+            name,
+            f"{m.success_rate:.0%}",
+            f"{m.eg_mpjpe_mm:.1f}",
+            f"{m.empjpe_mm:.1f}",
+            f"{m.evel_mm_per_frame:.2f}",
+            f"{m.eacc_mm_per_frame2:.2f}",
+            done,
+        )
     console.print(table)

@@ -13,8 +13,13 @@ from cli.options import policy_option, resolve_policy
 @click.command(name="export-policy")
 @policy_option(required=False)
 @click.argument("run_arg", metavar="[RUN]", type=click.Path(path_type=Path), required=False)
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
-              help="policy.onnx (ONNX) or policy.pt (TorchScript).")  # fmt: skip
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="policy.onnx (ONNX) or policy.pt (TorchScript).",
+)
 def export_policy(run: Path | None, run_arg: Path | None, output: Path) -> None:
     """Export the actor of the policy (a run folder or checkpoint) to ONNX or TorchScript.
 

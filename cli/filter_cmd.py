@@ -29,8 +29,16 @@ DEFAULT_LAYERS = ("kinematic", "dynamic", "replay")
 @click.option("--replay-decides", is_flag=True, help="Let a replay failure trim or reject (off: reported only).")
 @retarget_options
 @clip_options
-def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bool, robot: str, fps: float,
-            body_model: Path | None, clip_options: Any) -> None:  # fmt: skip
+def filter_(
+    source: Path,
+    json_out: Path | None,
+    layers: str,
+    replay_decides: bool,
+    robot: str,
+    fps: float,
+    body_model: Path | None,
+    clip_options: Any,
+) -> None:
     """Retarget and physics-filter one human clip (AMASS .npz or a video-pose result) or every clip under a folder.
 
     Prints one row per clip: verdict (keep / trim / reject), the first failing check, its figure
@@ -52,8 +60,11 @@ def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bo
         if not clips:
             raise MotionFileError(source, "holds no clips (.npz, or .pt/.pkl/.npy video-pose results)")
     elif source.exists() and source.suffix.lower() not in CLIP_SUFFIXES:
-        raise MotionFileError(source, f"is a {source.suffix or 'extension-less'} file; filter reads human clips "
-                                      "(it retargets them itself) or a folder of them")  # fmt: skip
+        raise MotionFileError(
+            source,
+            f"is a {source.suffix or 'extension-less'} file; filter reads human clips "
+            "(it retargets them itself) or a folder of them",
+        )
     elif source.exists():
         clips = [source]
     else:
@@ -82,16 +93,23 @@ def filter_(source: Path, json_out: Path | None, layers: str, replay_decides: bo
         fell = [r["fail_time_s"] for r in ranges if r["failed"]]
         rep = "-" if not ranges else (f"fell at {fell[0]} s" if fell else "follows")
         table.add_row(
-            v.clip, v.decision, f"{v.kept_frames}/{v.num_frames}", first.name if first else "-",
-            f"{first.worst:.3g} {first.unit}" if first else "-", f"{first.threshold:.3g}" if first else "-", rep,
-        )  # fmt: skip
+            v.clip,
+            v.decision,
+            f"{v.kept_frames}/{v.num_frames}",
+            first.name if first else "-",
+            f"{first.worst:.3g} {first.unit}" if first else "-",
+            f"{first.threshold:.3g}" if first else "-",
+            rep,
+        )
     console.print(table)
     for v in verdicts:
         if v.decision != "keep" or v.repairs:
             console.print(f"[bold]{v.clip}[/] {v.decision}: {v.reason}", highlight=False, soft_wrap=True)
     counts = {d: sum(v.decision == d for v in verdicts) for d in ("keep", "trim", "reject")}
-    console.print(f"keep {counts['keep']}, trim {counts['trim']}, reject {counts['reject']}"
-                  + (f", unreadable {len(errors)}" if errors else ""))  # fmt: skip
+    console.print(
+        f"keep {counts['keep']}, trim {counts['trim']}, reject {counts['reject']}"
+        + (f", unreadable {len(errors)}" if errors else "")
+    )
     if json_out is not None:
         console.print(f"wrote {json_out}")
     if errors:

@@ -32,10 +32,15 @@ def inspect(library: Path) -> None:
         table.add_column(col)
     for r in reports:
         table.add_row(
-            r.name, r.robot or "?", str(r.frames), f"{r.fps:g}", f"{r.duration_s:.2f}",
+            r.name,
+            r.robot or "?",
+            str(r.frames),
+            f"{r.fps:g}",
+            f"{r.duration_s:.2f}",
             f"{np.degrees(r.joint_min_rad.min()):.0f} … {np.degrees(r.joint_max_rad.max()):.0f}",
-            str(r.limit_violation_frames), r.verdict,
-        )  # fmt: skip
+            str(r.limit_violation_frames),
+            r.verdict,
+        )
     console.print(table)
     for r in reports:
         for problem in r.problems:

@@ -15,33 +15,81 @@ _DEFAULT = LoopConfig()
 
 
 @click.command()
-@click.option("--motion", type=click.Path(path_type=Path, exists=True, dir_okay=False), required=True,
-              help="Motion library (.pkl).")
+@click.option(
+    "--motion",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    required=True,
+    help="Motion library (.pkl).",
+)
 @click.option("--clip", required=True, help="Clip of the library to train, collect and evaluate on.")
 @real_option(required=True)
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Run folder (resumable).")
-@click.option("--pretrain-iterations", type=click.IntRange(min=1), default=_DEFAULT.pretrain_iterations, show_default=True)
-@click.option("--finetune-iterations", type=click.IntRange(min=1), default=_DEFAULT.finetune_iterations, show_default=True)
+@click.option(
+    "--pretrain-iterations", type=click.IntRange(min=1), default=_DEFAULT.pretrain_iterations, show_default=True
+)
+@click.option(
+    "--finetune-iterations", type=click.IntRange(min=1), default=_DEFAULT.finetune_iterations, show_default=True
+)
 @num_envs_option(_DEFAULT.num_envs, "Parallel simulated environments of both training stages")
-@click.option("--episodes", type=click.IntRange(min=1), default=_DEFAULT.collect_episodes, show_default=True,
-              help="Rollouts in the real profile to fit Δa.")
-@click.option("--joints", type=click.Choice(JOINT_SET_NAMES), default=_DEFAULT.delta_joints, show_default=True,
-              help="Joints Δa acts on.")
-@click.option("--model", "model_kind", type=click.Choice(MODEL_KINDS), default=_DEFAULT.delta_model,
-              show_default=True, help="Δa model (see `delta fit --help`).")
-@click.option("--epochs", type=click.IntRange(min=1), default=_DEFAULT.delta_epochs, show_default=True, help="Δa MLP Adam steps.")
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=_DEFAULT.collect_episodes,
+    show_default=True,
+    help="Rollouts in the real profile to fit Δa.",
+)
+@click.option(
+    "--joints",
+    type=click.Choice(JOINT_SET_NAMES),
+    default=_DEFAULT.delta_joints,
+    show_default=True,
+    help="Joints Δa acts on.",
+)
+@click.option(
+    "--model",
+    "model_kind",
+    type=click.Choice(MODEL_KINDS),
+    default=_DEFAULT.delta_model,
+    show_default=True,
+    help="Δa model (see `delta fit --help`).",
+)
+@click.option(
+    "--epochs", type=click.IntRange(min=1), default=_DEFAULT.delta_epochs, show_default=True, help="Δa MLP Adam steps."
+)
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=_DEFAULT.eval_episodes, show_default=True)
 @seed_option(_DEFAULT.seed)
 @threads_option(_DEFAULT.num_threads)
-def loop(motion: Path, clip: str, profile: str, output: Path, pretrain_iterations: int, finetune_iterations: int,
-         num_envs: int, episodes: int, joints: str, model_kind: str, epochs: int, eval_episodes: int, seed: int,
-         threads: int) -> None:  # fmt: skip
+def loop(
+    motion: Path,
+    clip: str,
+    profile: str,
+    output: Path,
+    pretrain_iterations: int,
+    finetune_iterations: int,
+    num_envs: int,
+    episodes: int,
+    joints: str,
+    model_kind: str,
+    epochs: int,
+    eval_episodes: int,
+    seed: int,
+    threads: int,
+) -> None:
     """Pre-train → collect in the real profile → fit Δa → fine-tune with Δa → evaluate Vanilla vs ASAP."""
     from trainers.finetune.loop import format_evaluation, run_loop
 
-    cfg = LoopConfig(pretrain_iterations=pretrain_iterations, finetune_iterations=finetune_iterations,
-                     num_envs=num_envs, collect_episodes=episodes, delta_joints=joints, delta_model=model_kind,
-                     delta_epochs=epochs, eval_episodes=eval_episodes, seed=seed, num_threads=threads)  # fmt: skip
+    cfg = LoopConfig(
+        pretrain_iterations=pretrain_iterations,
+        finetune_iterations=finetune_iterations,
+        num_envs=num_envs,
+        collect_episodes=episodes,
+        delta_joints=joints,
+        delta_model=model_kind,
+        delta_epochs=epochs,
+        eval_episodes=eval_episodes,
+        seed=seed,
+        num_threads=threads,
+    )
     evaluation = run_loop(motion, clip, profile, output, cfg, echo=lambda line: console.print(line, highlight=False))
     console.print(format_evaluation(evaluation), highlight=False)
     console.print(f"wrote {output}/evaluation.json and {output}/provenance.json")

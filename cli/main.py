@@ -28,12 +28,20 @@ class _Group(click.Group):
 
 @click.group(cls=_Group)
 @click.version_option(package_name="asap-retarget")
-@click.option("--max-frames", type=click.IntRange(min=1), default=None,
-              help=f"Refuse motions longer than this many frames, read or resampled [default: {Limits.max_frames}; "
-              f"env {MAX_FRAMES_ENV}].")  # fmt: skip
-@click.option("--max-elements", type=click.IntRange(min=1), default=None,
-              help=f"Refuse arrays a file declares larger than this many elements [default: {Limits.max_elements}; "
-              f"env {MAX_ELEMENTS_ENV}].")  # fmt: skip
+@click.option(
+    "--max-frames",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Refuse motions longer than this many frames, read or resampled [default: {Limits.max_frames}; "
+    f"env {MAX_FRAMES_ENV}].",
+)
+@click.option(
+    "--max-elements",
+    type=click.IntRange(min=1),
+    default=None,
+    help=f"Refuse arrays a file declares larger than this many elements [default: {Limits.max_elements}; "
+    f"env {MAX_ELEMENTS_ENV}].",
+)
 def main(max_frames: int | None, max_elements: int | None) -> None:
     """Retarget human SMPL motion onto the Unitree G1 and write ASAP motion libraries."""
     # Through the environment, so batch workers in other processes apply the same limits.
@@ -64,9 +72,25 @@ def _register() -> None:
     from cli.train_cmd import train
 
     for command in (
-        retarget, batch, summary, inspect, eval_, filter_, convert, render, report,
-        train, eval_policy, export_policy, bench_log, collect, delta, loop, play, sim2sim,
-    ):  # fmt: skip
+        retarget,
+        batch,
+        summary,
+        inspect,
+        eval_,
+        filter_,
+        convert,
+        render,
+        report,
+        train,
+        eval_policy,
+        export_policy,
+        bench_log,
+        collect,
+        delta,
+        loop,
+        play,
+        sim2sim,
+    ):
         guard_commands(command)
         main.add_command(command)
 

@@ -44,45 +44,86 @@ class AliasedOption(click.Option):
 
 
 def seed_option(default: int = 0) -> Callable[[F], F]:
-    return click.option("--seed", type=int, default=default, show_default=True,
-                        help="Random seed of torch, numpy and the simulated environments (same seed, same run).")  # fmt: skip
+    return click.option(
+        "--seed",
+        type=int,
+        default=default,
+        show_default=True,
+        help="Random seed of torch, numpy and the simulated environments (same seed, same run).",
+    )
 
 
 def threads_option(default: int = DEFAULT_NUM_THREADS) -> Callable[[F], F]:
-    return click.option("--threads", type=click.IntRange(min=0), default=default, show_default=True,
-                        help="MuJoCo threads stepping the environments (0: all CPUs).")  # fmt: skip
+    return click.option(
+        "--threads",
+        type=click.IntRange(min=0),
+        default=default,
+        show_default=True,
+        help="MuJoCo threads stepping the environments (0: all CPUs).",
+    )
 
 
 def num_envs_option(default: int | None, what: str = "Parallel simulated environments") -> Callable[[F], F]:
-    return click.option("--num-envs", type=click.IntRange(min=1), default=default, show_default=default is not None,
-                        help=f"{what}.")  # fmt: skip
+    return click.option(
+        "--num-envs", type=click.IntRange(min=1), default=default, show_default=default is not None, help=f"{what}."
+    )
 
 
-def real_option(param: str = "profile", required: bool = False, default: str | None = DEFAULT_REAL_PROFILE,
-                help_text: str = "The \"real\" G1: a profile name (nominal, soft_ankles, delay, ...) or a sysid.json."
-                ) -> Callable[[F], F]:  # fmt: skip
-    return click.option("--real", param, required=required, default=None if required else default,
-                        show_default=not required and default is not None, help=help_text)  # fmt: skip
+def real_option(
+    param: str = "profile",
+    required: bool = False,
+    default: str | None = DEFAULT_REAL_PROFILE,
+    help_text: str = 'The "real" G1: a profile name (nominal, soft_ankles, delay, ...) or a sysid.json.',
+) -> Callable[[F], F]:
+    return click.option(
+        "--real",
+        param,
+        required=required,
+        default=None if required else default,
+        show_default=not required and default is not None,
+        help=help_text,
+    )
 
 
-def policy_option(param: str = "run", required: bool = True, hidden_aliases: tuple[str, ...] = (),
-                  help_text: str = "Trained policy: a run folder or a checkpoint (.pt).") -> Callable[[F], F]:  # fmt: skip
-    return click.option("--policy", *hidden_aliases, param, cls=AliasedOption, hidden_aliases=hidden_aliases,
-                        type=click.Path(path_type=Path), required=required, default=None, help=help_text)  # fmt: skip
+def policy_option(
+    param: str = "run",
+    required: bool = True,
+    hidden_aliases: tuple[str, ...] = (),
+    help_text: str = "Trained policy: a run folder or a checkpoint (.pt).",
+) -> Callable[[F], F]:
+    return click.option(
+        "--policy",
+        *hidden_aliases,
+        param,
+        cls=AliasedOption,
+        hidden_aliases=hidden_aliases,
+        type=click.Path(path_type=Path),
+        required=required,
+        default=None,
+        help=help_text,
+    )
 
 
 def json_option(what: str = "the report") -> Callable[[F], F]:
-    return click.option("--json", "json_out", type=click.Path(path_type=Path), is_flag=False, flag_value=str(STDOUT),
-                        default=None, metavar="[PATH]",
-                        help=f"Write {what} as JSON to PATH; given alone, print it on stdout instead of the table.")  # fmt: skip
+    return click.option(
+        "--json",
+        "json_out",
+        type=click.Path(path_type=Path),
+        is_flag=False,
+        flag_value=str(STDOUT),
+        default=None,
+        metavar="[PATH]",
+        help=f"Write {what} as JSON to PATH; given alone, print it on stdout instead of the table.",
+    )
 
 
 def robot_option(detect: bool) -> Callable[[F], F]:
     """``detect``: the command reads robot motions, whose files name their robot (the default)."""
     if not detect:
         return robot_default_option
-    return click.option("--robot", default=None,
-                        help="Bundled robot description (default: the robot the file names, else g1_23dof).")  # fmt: skip
+    return click.option(
+        "--robot", default=None, help="Bundled robot description (default: the robot the file names, else g1_23dof)."
+    )
 
 
 def retarget_options(f: F) -> F:
@@ -113,19 +154,39 @@ def resolve_policy(option_value: Path | None, positional: Path | None) -> Path:
 
 
 _CLIP_OPTIONS = (
-    click.option("--person", type=click.IntRange(min=0), default=None,
-                 help="Video-pose results with several people: the track id (default: the longest track; "
-                 "`inspect FILE` lists them)."),
-    click.option("--video-fps", type=click.FloatRange(min=0, min_open=True), default=None,
-                 help="Frame rate of the video behind a WHAM/TRAM result [Hz] (not stored in them; default 30)."),
-    click.option("--up-axis", type=click.Choice(["y", "z"]), default=None,
-                 help="World up axis of a video-pose result (default: the estimator's, y for GVHMR, WHAM, TRAM)."),
-    click.option("--level-floor/--no-level-floor", default=True, show_default=True,
-                 help="Estimate the floor from the planted feet; level and ground a tilted clip."),
-    click.option("--smooth-hz", type=click.FloatRange(min=0), default=None,
-                 help="Low-pass cut-off against video jitter [Hz] (default: 6 for video-pose results, off for "
-                 "other clips; 0: off)."),
-)  # fmt: skip
+    click.option(
+        "--person",
+        type=click.IntRange(min=0),
+        default=None,
+        help="Video-pose results with several people: the track id (default: the longest track; "
+        "`inspect FILE` lists them).",
+    ),
+    click.option(
+        "--video-fps",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Frame rate of the video behind a WHAM/TRAM result [Hz] (not stored in them; default 30).",
+    ),
+    click.option(
+        "--up-axis",
+        type=click.Choice(["y", "z"]),
+        default=None,
+        help="World up axis of a video-pose result (default: the estimator's, y for GVHMR, WHAM, TRAM).",
+    ),
+    click.option(
+        "--level-floor/--no-level-floor",
+        default=True,
+        show_default=True,
+        help="Estimate the floor from the planted feet; level and ground a tilted clip.",
+    ),
+    click.option(
+        "--smooth-hz",
+        type=click.FloatRange(min=0),
+        default=None,
+        help="Low-pass cut-off against video jitter [Hz] (default: 6 for video-pose results, off for "
+        "other clips; 0: off).",
+    ),
+)
 
 
 def clip_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -133,12 +194,20 @@ def clip_options(func: Callable[..., Any]) -> Callable[..., Any]:
     command as one `clip_options` argument (a SourceOptions)."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, person: int | None, video_fps: float | None, up_axis: str | None, level_floor: bool,
-                smooth_hz: float | None, **kwargs: Any) -> Any:  # fmt: skip
+    def wrapper(
+        *args: Any,
+        person: int | None,
+        video_fps: float | None,
+        up_axis: str | None,
+        level_floor: bool,
+        smooth_hz: float | None,
+        **kwargs: Any,
+    ) -> Any:
         from retarget.readers.source import SourceOptions
 
-        options = SourceOptions(person=person, video_fps=video_fps, up_axis=up_axis, level_floor=level_floor,
-                                smooth_hz=smooth_hz)  # fmt: skip
+        options = SourceOptions(
+            person=person, video_fps=video_fps, up_axis=up_axis, level_floor=level_floor, smooth_hz=smooth_hz
+        )
         return func(*args, clip_options=options, **kwargs)
 
     for option in reversed(_CLIP_OPTIONS):

@@ -15,13 +15,22 @@ from cli.options import policy_option, real_option
 @click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
 @click.option("--clip", default=None, help="Clip to play (required when the library holds several).")
 @real_option()
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
-              help="Video (.mp4, .mkv, .mov, .webp, .gif) or one still (.png).")  # fmt: skip
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Video (.mp4, .mkv, .mov, .webp, .gif) or one still (.png).",
+)
 @click.option("--no-reference", is_flag=True, help="Draw the policy alone (default: beside the reference clip).")
 @click.option("--width", type=int, default=960, show_default=True, help="Image width [px] (all panels).")
 @click.option("--height", type=int, default=480, show_default=True, help="Image height [px].")
-@click.option("--camera", default="three_quarter", show_default=True,
-              help="front, three_quarter, side, back, top, or 'AZ,EL[,DIST]'.")  # fmt: skip
+@click.option(
+    "--camera",
+    default="three_quarter",
+    show_default=True,
+    help="front, three_quarter, side, back, top, or 'AZ,EL[,DIST]'.",
+)
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Stop after N policy steps.")
 def play(run, motion, clip, profile, output, no_reference, width, height, camera, max_steps) -> None:
     """Roll the policy out from phase 0 (deterministic) and render it with MuJoCo offscreen."""

@@ -17,10 +17,17 @@ Update = Callable[[int, int, str], None]
 def progress_bar(label: str, unit: str) -> Iterator[Update]:
     """A bar that appears on the first update and disappears when the block ends (a summary line follows it)."""
     progress = Progress(
-        TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
-        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[item]}"),
-        console=err_console, transient=True,
-    )  # fmt: skip
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[item]}"),
+        console=err_console,
+        transient=True,
+    )
     task: list[object] = []
 
     def update(done: int, total: int, item: str = "") -> None:

@@ -55,7 +55,22 @@ from cli.progress import progress_bar
 )
 @click.option("--max-frames", type=click.IntRange(min=1), default=None, help="Render only the first N frames.")
 @clip_options
-def render(library, output, clip, source, compare, width, height, fps, camera, skeleton_offset, robot, still_frame, max_frames, clip_options) -> None:  # fmt: skip
+def render(
+    library,
+    output,
+    clip,
+    source,
+    compare,
+    width,
+    height,
+    fps,
+    camera,
+    skeleton_offset,
+    robot,
+    still_frame,
+    max_frames,
+    clip_options,
+) -> None:
     """Render a clip of a motion LIBRARY (.pkl) with MuJoCo offscreen (no display or GPU needed)."""
     from retarget.viz import RenderConfig, parse_camera, render_library_clip
 
@@ -63,9 +78,19 @@ def render(library, output, clip, source, compare, width, height, fps, camera, s
         width_px=width, height_px=height, fps=fps, camera=parse_camera(camera), skeleton_offset_m=skeleton_offset
     )
     with progress_bar("render", "frames") as update:
-        summary = render_library_clip(library, output, clip, source, compare, config, robot, max_frames, still_frame,
-                                      source_options=clip_options,
-                                      on_frame=lambda done, total: update(done, total, str(output)))  # fmt: skip
+        summary = render_library_clip(
+            library,
+            output,
+            clip,
+            source,
+            compare,
+            config,
+            robot,
+            max_frames,
+            still_frame,
+            source_options=clip_options,
+            on_frame=lambda done, total: update(done, total, str(output)),
+        )
     console.print(
         f"wrote {summary.output}: {summary.frames} frames at {summary.fps:g} Hz, {summary.width_px}x{summary.height_px}, "
         f"{len(summary.clips)} panel(s), {summary.seconds:.1f} s ({summary.frames / summary.seconds:.1f} frames/s)",

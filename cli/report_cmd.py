@@ -26,7 +26,7 @@ from cli.progress import progress_bar
     "--videos/--no-videos", default=False, show_default=True, help="Render a full 640x480 video per clip (slow)."
 )
 @click.option("--sort-by", default=None, help="Summary field ordering clips within a verdict, largest first.")
-def report(out_dir, preview_frames, plots, videos, sort_by) -> None:  # fmt: skip
+def report(out_dir, preview_frames, plots, videos, sort_by) -> None:
     """Write OUT_DIR/report.html for a batch output folder (reads OUT_DIR/summary.json)."""
     from retarget.viz.report import ReportConfig, build_report
 

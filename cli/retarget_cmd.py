@@ -16,15 +16,23 @@ from cli.options import clip_options
 @click.command()
 @click.argument("clip", type=click.Path(path_type=Path))
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path), required=True,
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
     help="Output file; the format follows the extension (.pkl ASAP, .npz BeyondMimic, .csv) unless --format.",
-)  # fmt: skip
+)
 @click.option(
-    "--format", "fmt", type=click.Choice(ROBOT_FORMAT_NAMES), default=None,
+    "--format",
+    "fmt",
+    type=click.Choice(ROBOT_FORMAT_NAMES),
+    default=None,
     help="Output format (see `asap-retarget convert`); written at --fps.",
 )
 @click.option(
-    "--quat-order", type=click.Choice(["xyzw", "wxyz"]), default=None,
+    "--quat-order",
+    type=click.Choice(["xyzw", "wxyz"]),
+    default=None,
     help="CSV only: root quaternion order (default xyzw, Unitree style).",
 )
 @robot_option
@@ -32,9 +40,15 @@ from cli.options import clip_options
 @body_model_option
 @clip_options
 def retarget(
-    clip: Path, output: Path, fmt: str | None, quat_order: str | None, robot: str, fps: float, body_model: Path | None,
+    clip: Path,
+    output: Path,
+    fmt: str | None,
+    quat_order: str | None,
+    robot: str,
+    fps: float,
+    body_model: Path | None,
     clip_options: Any,
-) -> None:  # fmt: skip
+) -> None:
     """Retarget one human CLIP (AMASS .npz, BVH, GVHMR .pt, WHAM .pkl, TRAM .npy or folder) into an ASAP .pkl
     (or another robot motion format)."""
     from retarget.formats import FormatOptions, output_format, write_motion

@@ -11,8 +11,11 @@ from cli.options import policy_option, real_option
 
 
 @click.command()
-@policy_option("policy_path", hidden_aliases=("--onnx",),
-               help_text="Exported policy (.onnx, from export-policy), with its sidecar POLICY.onnx.json beside it.")
+@policy_option(
+    "policy_path",
+    hidden_aliases=("--onnx",),
+    help_text="Exported policy (.onnx, from export-policy), with its sidecar POLICY.onnx.json beside it.",
+)
 @click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
 @click.option("--clip", default=None, help="Clip to track (required when the library holds several).")
 @real_option()

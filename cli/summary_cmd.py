@@ -24,12 +24,16 @@ def summary(out_dir: Path, metric: str, top: int, json_out: Path | None) -> None
     s = summarize_batch(out_dir, metric, top)
     if json_out is not None:
         payload = {
-            "out_dir": str(out_dir), "from_manifest": s.from_manifest, "totals": s.totals, "metric": s.metric,
+            "out_dir": str(out_dir),
+            "from_manifest": s.from_manifest,
+            "totals": s.totals,
+            "metric": s.metric,
             "metric_mean": None if math.isnan(s.metric_mean) else s.metric_mean,
-            "worst": [{"clip": r.clip, metric: r.seconds if metric == "seconds" else r.metrics.get(metric)}
-                      for r in s.worst],
+            "worst": [
+                {"clip": r.clip, metric: r.seconds if metric == "seconds" else r.metrics.get(metric)} for r in s.worst
+            ],
             "failures": [{"clip": r.clip, "source": r.source, "error": r.error} for r in s.failures],
-        }  # fmt: skip
+        }
         if emit_json(json_out, payload):
             return
         console.print(f"wrote {json_out}")

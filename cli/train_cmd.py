@@ -38,17 +38,42 @@ def train() -> None:
     help="PD target = 0.25·a + this (default_pose is ASAP's).",
 )
 @click.option("--no-domain-rand", is_flag=True, help="Disable domain randomization.")
-@click.option("--termination-init-m", type=click.FloatRange(min=0.05), default=None,
-              help="Initial allowed mean body drift before an episode fails [m] (ASAP: 1.5; the curriculum tightens "
-                   "it to 0.3). Lower wastes fewer CPU steps on fallen robots.")
-@click.option("--max-minutes", type=click.FloatRange(min=0.0, min_open=True), default=None,
-              help="Stop after this wall-clock budget (checkpoint written), even if iterations remain.")
+@click.option(
+    "--termination-init-m",
+    type=click.FloatRange(min=0.05),
+    default=None,
+    help="Initial allowed mean body drift before an episode fails [m] (ASAP: 1.5; the curriculum tightens "
+    "it to 0.3). Lower wastes fewer CPU steps on fallen robots.",
+)
+@click.option(
+    "--max-minutes",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=None,
+    help="Stop after this wall-clock budget (checkpoint written), even if iterations remain.",
+)
 @click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True)
-@click.option("--ppo", type=click.Choice(["ours", "rsl-rl"]), default="ours", show_default=True,
-              help="PPO: the project's (trainers.ppo) or rsl-rl-lib 5.5's (pip install -e '.[rsl]'), same settings.")
-def track(motion: Path, clip: str | None, output: Path, iterations: int, num_envs: int, seed: int, threads: int,
-          action_offset: str, no_domain_rand: bool, termination_init_m: float | None, max_minutes: float | None,
-          checkpoint_every: int, ppo: str) -> None:  # fmt: skip
+@click.option(
+    "--ppo",
+    type=click.Choice(["ours", "rsl-rl"]),
+    default="ours",
+    show_default=True,
+    help="PPO: the project's (trainers.ppo) or rsl-rl-lib 5.5's (pip install -e '.[rsl]'), same settings.",
+)
+def track(
+    motion: Path,
+    clip: str | None,
+    output: Path,
+    iterations: int,
+    num_envs: int,
+    seed: int,
+    threads: int,
+    action_offset: str,
+    no_domain_rand: bool,
+    termination_init_m: float | None,
+    max_minutes: float | None,
+    checkpoint_every: int,
+    ppo: str,
+) -> None:
     """Phase-based motion tracking (ASAP stage 1): train a policy to track the clips of a library."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -65,22 +90,44 @@ def track(motion: Path, clip: str | None, output: Path, iterations: int, num_env
         domain_rand=dataclasses.replace(cfg.domain_rand, enabled=not no_domain_rand),
     )
     if termination_init_m is not None:
-        cfg = dataclasses.replace(cfg, curriculum=dataclasses.replace(
-            cfg.curriculum, termination_distance_init_m=termination_init_m,
-            termination_distance_min_m=min(cfg.curriculum.termination_distance_min_m, termination_init_m)))  # fmt: skip
-    columns = (TextColumn("[bold]track[/]"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-               TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[info]}"))  # fmt: skip
+        cfg = dataclasses.replace(
+            cfg,
+            curriculum=dataclasses.replace(
+                cfg.curriculum,
+                termination_distance_init_m=termination_init_m,
+                termination_distance_min_m=min(cfg.curriculum.termination_distance_min_m, termination_init_m),
+            ),
+        )
+    columns = (
+        TextColumn("[bold]track[/]"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[info]}"),
+    )
     with Progress(*columns, console=console) as progress:
         task = progress.add_task("train", total=iterations, info="")
 
         def show(row: dict) -> None:
-            info = (f"return {row['mean_episode_return']:.1f}  len {row['mean_episode_length']:.0f}  "
-                    f"drift≤{row['termination_distance_m']:.2f} m  {row['env_steps_per_s']:.0f} steps/s")  # fmt: skip
+            info = (
+                f"return {row['mean_episode_return']:.1f}  len {row['mean_episode_length']:.0f}  "
+                f"drift≤{row['termination_distance_m']:.2f} m  {row['env_steps_per_s']:.0f} steps/s"
+            )
             progress.update(task, advance=1, info=info)
 
-        result = train_track(motion, output, clip=clip, iterations=iterations, num_envs=num_envs, seed=seed,
-                             env_cfg=cfg, on_iteration=show, checkpoint_every=checkpoint_every,
-                             max_minutes=max_minutes)  # fmt: skip
+        result = train_track(
+            motion,
+            output,
+            clip=clip,
+            iterations=iterations,
+            num_envs=num_envs,
+            seed=seed,
+            env_cfg=cfg,
+            on_iteration=show,
+            checkpoint_every=checkpoint_every,
+            max_minutes=max_minutes,
+        )
     last = result.rows[-1]
     if result.resumed_from is not None:
         console.print(f"resumed from {result.resumed_from}")
@@ -94,28 +141,59 @@ def track(motion: Path, clip: str | None, output: Path, iterations: int, num_env
 
 @train.command()
 @policy_option("policy_run", help_text="Pre-trained run folder (or checkpoint) to start from.")
-@click.option("--delta", default=None,
-              help="--sim delta: frozen Δa (DELTA.pt, analytic:PROFILE, noise:STD, constant:VALUE); "
-                   "--sim dynamics: the Δs model (delta fit-dynamics).")
+@click.option(
+    "--delta",
+    default=None,
+    help="--sim delta: frozen Δa (DELTA.pt, analytic:PROFILE, noise:STD, constant:VALUE); "
+    "--sim dynamics: the Δs model (delta fit-dynamics).",
+)
 @click.option("--motion", type=click.Path(path_type=Path), required=True, help="Motion library (.pkl).")
 @click.option("--clip", default=None, help="Fine-tune on this clip only.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="New run folder (resumes).")
-@click.option("--sim", type=click.Choice(["delta", "nominal", "real", "dynamics"]), default="delta", show_default=True,
-              help="delta: nominal + Δa (ASAP; noise:STD = ActionNoise); nominal: Continued; real: a profile (Oracle) "
-                   "or an identified sysid.json (SysID), needs --real; dynamics: nominal + Δs (DeltaDynamics).")
-@real_option("real_profile", default=None, help_text="--sim real: the \"real\" profile name or an identified sysid.json.")
+@click.option(
+    "--sim",
+    type=click.Choice(["delta", "nominal", "real", "dynamics"]),
+    default="delta",
+    show_default=True,
+    help="delta: nominal + Δa (ASAP; noise:STD = ActionNoise); nominal: Continued; real: a profile (Oracle) "
+    "or an identified sysid.json (SysID), needs --real; dynamics: nominal + Δs (DeltaDynamics).",
+)
+@real_option("real_profile", default=None, help_text='--sim real: the "real" profile name or an identified sysid.json.')
 @click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
 @num_envs_option(None, "Parallel simulated environments (default: the pre-trained run's)")
 @seed_option()
 @threads_option()
-def finetune(policy_run: Path, delta: str | None, motion: Path, clip: str | None, output: Path, sim: str,
-             real_profile: str | None, iterations: int, num_envs: int | None, seed: int, threads: int) -> None:  # fmt: skip
+def finetune(
+    policy_run: Path,
+    delta: str | None,
+    motion: Path,
+    clip: str | None,
+    output: Path,
+    sim: str,
+    real_profile: str | None,
+    iterations: int,
+    num_envs: int | None,
+    seed: int,
+    threads: int,
+) -> None:
     """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""
     from trainers.finetune.finetune import finetune_policy
 
-    res = finetune_policy(policy_run, motion, output, delta=delta, sim=sim, real_profile=real_profile, clip=clip,
-                          iterations=iterations, num_envs=num_envs, seed=seed, num_threads=threads,
-                          on_iteration=lambda r: console.print(
-                              f"iteration {r['iteration']}: return {r['mean_episode_return']:.2f}", highlight=False))  # fmt: skip
+    res = finetune_policy(
+        policy_run,
+        motion,
+        output,
+        delta=delta,
+        sim=sim,
+        real_profile=real_profile,
+        clip=clip,
+        iterations=iterations,
+        num_envs=num_envs,
+        seed=seed,
+        num_threads=threads,
+        on_iteration=lambda r: console.print(
+            f"iteration {r['iteration']}: return {r['mean_episode_return']:.2f}", highlight=False
+        ),
+    )
     done = res.rows[-1]["iteration"] if res.rows else res.start_iteration
     console.print(f"fine-tuned ({sim}) from iteration {res.start_iteration} to {done}; wrote {output}/model_last.pt")

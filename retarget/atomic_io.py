@@ -64,14 +64,18 @@ def check_output_path(path: str | Path) -> None:
     except OSError as exc:
         raise OutputFileError(path, f"cannot check the output path ({exc.strerror})") from exc
     if stat.S_ISLNK(st.st_mode):
-        raise OutputFileError(path, "is a symbolic link; refusing to replace it (give the real path, or remove the link)")
+        raise OutputFileError(
+            path, "is a symbolic link; refusing to replace it (give the real path, or remove the link)"
+        )
     if stat.S_ISDIR(st.st_mode):
         raise OutputFileError(path, "is a folder; give a file name for the output")
     if not stat.S_ISREG(st.st_mode):
         kind = "device node" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "FIFO or socket"
         raise OutputFileError(path, f"is a {kind}, not a regular file; refusing to replace it (choose another output)")
     if (st.st_dev, st.st_ino) in _INPUTS.get():
-        raise OutputFileError(path, "the output is the input file; write to another path (inputs are never overwritten)")
+        raise OutputFileError(
+            path, "the output is the input file; write to another path (inputs are never overwritten)"
+        )
 
 
 def _os_problem(exc: OSError) -> str:

@@ -97,9 +97,13 @@ def _load_model(model_file: str, model_type: str, gender: str, num_betas: int) -
         # smplx prints a warning for 10-beta models on stdout; keep the CLI's output clean.
         with contextlib.redirect_stdout(io.StringIO()):
             return smplx.create(
-                model_path=model_file, model_type=model_type, gender=gender,
-                num_betas=num_betas, ext=ext, dtype=torch.float64,
-            )  # fmt: skip
+                model_path=model_file,
+                model_type=model_type,
+                gender=gender,
+                num_betas=num_betas,
+                ext=ext,
+                dtype=torch.float64,
+            )
     except Exception as exc:  # smplx raises Assertion/Value/OS/Unpickling/Key errors alike
         hint = _download_hint(model_type, Path(model_file))
         if isinstance(exc, ModuleNotFoundError) and exc.name == "chumpy":
@@ -108,14 +112,11 @@ def _load_model(model_file: str, model_type: str, gender: str, num_betas: int) -
                 "with smplx's tools/clean_ch.py, or pip install chumpy."
             )
         raise BodyModelError(
-            f"{model_file}: not a readable {_DISPLAY[model_type]} model "
-            f"({type(exc).__name__}: {exc}). {hint}"
+            f"{model_file}: not a readable {_DISPLAY[model_type]} model ({type(exc).__name__}: {exc}). {hint}"
         ) from exc
 
 
-def skeleton_from_body_model(
-    model_dir: str | Path, model_type: str, gender: str, betas: np.ndarray
-) -> Skeleton:
+def skeleton_from_body_model(model_dir: str | Path, model_type: str, gender: str, betas: np.ndarray) -> Skeleton:
     """The 24-joint SMPL skeleton of a body shape.
 
     Args:

@@ -166,29 +166,48 @@ def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = Floor
     spread = float(np.sqrt(max(eigval[1], 0.0)))
     stderr = float("inf")
     if planted.sum() >= 4:
-        stderr = _jackknife_deg(foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal)
+        stderr = _jackknife_deg(
+            foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
+        )
 
     def result(applied: bool, message: str) -> FloorEstimate:
         return FloorEstimate(normal, floor, tilt, stderr, planted_s, spread, applied, message)
 
     kept = "world frame kept as is"
     if planted_s < config.min_stance_s:
-        return replace(result(False, f"floor not estimated: feet planted for {planted_s:.2f} s (need "
-                                     f"{config.min_stance_s:g} s); {kept}"), normal_w=_UP.copy(), tilt_deg=0.0)  # fmt: skip
+        return replace(
+            result(
+                False,
+                f"floor not estimated: feet planted for {planted_s:.2f} s (need {config.min_stance_s:g} s); {kept}",
+            ),
+            normal_w=_UP.copy(),
+            tilt_deg=0.0,
+        )
     if spread < config.min_spread_m:
-        return result(False, f"floor not estimated: planted feet spread {spread * 100:.1f} cm (need "
-                             f"{config.min_spread_m * 100:g} cm); {kept}")  # fmt: skip
+        return result(
+            False,
+            f"floor not estimated: planted feet spread {spread * 100:.1f} cm (need "
+            f"{config.min_spread_m * 100:g} cm); {kept}",
+        )
     lean = float(np.degrees(np.arccos(np.clip(normal @ trunk_up, -1.0, 1.0))))
     if lean > config.max_lean_deg:
-        return result(False, f"floor not estimated: the fitted floor is {lean:.0f} deg off the body's mean up "
-                             f"direction (at most {config.max_lean_deg:g}); {kept}")  # fmt: skip
+        return result(
+            False,
+            f"floor not estimated: the fitted floor is {lean:.0f} deg off the body's mean up "
+            f"direction (at most {config.max_lean_deg:g}); {kept}",
+        )
     if tilt < config.min_tilt_deg:
         return result(False, f"floor level (tilt {tilt:.2f} deg < {config.min_tilt_deg:g}); clip unchanged")
     if tilt < config.significance * stderr:
-        return result(False, f"floor level within its uncertainty (tilt {tilt:.2f} deg, standard error "
-                             f"{stderr:.2f} deg); clip unchanged")  # fmt: skip
-    return result(True, f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}), at {floor:+.3f} m: "
-                        "clip levelled and grounded")  # fmt: skip
+        return result(
+            False,
+            f"floor level within its uncertainty (tilt {tilt:.2f} deg, standard error "
+            f"{stderr:.2f} deg); clip unchanged",
+        )
+    return result(
+        True,
+        f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}), at {floor:+.3f} m: clip levelled and grounded",
+    )
 
 
 def rotation_to_up(normal_w: np.ndarray) -> np.ndarray:
@@ -219,4 +238,6 @@ def level_sequence(seq: SmplSequence, config: FloorConfig = FloorConfig()) -> tu
     estimate = estimate_floor(joints_w, seq.fps, config)
     if not estimate.applied:
         return seq, estimate
-    return transform_sequence(seq, rotation_to_up(estimate.normal_w), np.array([0.0, 0.0, -estimate.height_m])), estimate
+    return transform_sequence(
+        seq, rotation_to_up(estimate.normal_w), np.array([0.0, 0.0, -estimate.height_m])
+    ), estimate

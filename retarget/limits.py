@@ -73,8 +73,9 @@ def check_frames(num_frames: float, path: str | Path | None, what: str) -> None:
     if not num_frames <= limit:  # also NaN
         count = f"{num_frames:.3g}" if isinstance(num_frames, float) else str(num_frames)
         raise MotionFileError(
-            path, f"{what} gives {count} frames, more than the limit of {limit}; check the frame rates, "
-            f"or raise the limit with --max-frames or {MAX_FRAMES_ENV} if you mean it"
+            path,
+            f"{what} gives {count} frames, more than the limit of {limit}; check the frame rates, "
+            f"or raise the limit with --max-frames or {MAX_FRAMES_ENV} if you mean it",
         )
 
 
@@ -84,6 +85,7 @@ def check_elements(shape: tuple[int, ...], path: str | Path | None, what: str) -
     count = math.prod(int(n) for n in shape)
     if count > limit:
         raise MotionFileError(
-            path, f"{what} declares shape {tuple(shape)} ({count:.3g} elements), more than the limit of {limit}; "
-            f"the file is corrupt or hostile, or raise the limit with --max-elements or {MAX_ELEMENTS_ENV}"
+            path,
+            f"{what} declares shape {tuple(shape)} ({count:.3g} elements), more than the limit of {limit}; "
+            f"the file is corrupt or hostile, or raise the limit with --max-elements or {MAX_ELEMENTS_ENV}",
         )

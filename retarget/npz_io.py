@@ -39,14 +39,19 @@ def _check_headers(path: Path, what: str, frame_keys: tuple[str, ...]) -> None:
             shape, dtype = _member_header(zf, member)
             key = member.removesuffix(".npy")
             if dtype.hasobject:
-                raise MotionFileError(path, f"{what}: {key!r} holds pickled Python objects; refusing to unpickle an "
-                                      "untrusted file (save plain numeric or string arrays)")  # fmt: skip
+                raise MotionFileError(
+                    path,
+                    f"{what}: {key!r} holds pickled Python objects; refusing to unpickle an "
+                    "untrusted file (save plain numeric or string arrays)",
+                )
             check_elements(shape, path, f"{what}: {key!r}")
             if key in frame_keys and shape:
                 check_frames(shape[0], path, f"{what}: {key!r} of shape {shape}")
 
 
-def load_npz_arrays(path: str | Path, what: str = ".npz file", frame_keys: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+def load_npz_arrays(
+    path: str | Path, what: str = ".npz file", frame_keys: tuple[str, ...] = ()
+) -> dict[str, np.ndarray]:
     """All arrays of an `.npz` archive; `what` names the expected content in errors ("AMASS clip"); the
     arrays named in `frame_keys` hold one row per frame, and their frame count is checked before loading."""
     path = Path(path)
@@ -58,11 +63,13 @@ def load_npz_arrays(path: str | Path, what: str = ".npz file", frame_keys: tuple
         with open(path, "rb") as fh:
             magic = fh.read(len(_NPY_MAGIC))
         if magic[:1] == b"\x80":  # a pickle protocol marker: np.load would need allow_pickle to read it
-            raise MotionFileError(path, f"holds a pickled Python object, not a {what}; refusing to unpickle an "
-                                  "untrusted file")  # fmt: skip
+            raise MotionFileError(
+                path, f"holds a pickled Python object, not a {what}; refusing to unpickle an untrusted file"
+            )
         if magic == _NPY_MAGIC:
-            raise MotionFileError(path, f"is a single .npy array (renamed?); expected an .npz archive of named "
-                                  f"arrays ({what})")  # fmt: skip
+            raise MotionFileError(
+                path, f"is a single .npy array (renamed?); expected an .npz archive of named arrays ({what})"
+            )
         _check_headers(path, what, frame_keys)
         with np.load(path, allow_pickle=False) as npz:
             return {key: npz[key] for key in npz.files}
@@ -70,12 +77,14 @@ def load_npz_arrays(path: str | Path, what: str = ".npz file", frame_keys: tuple
         raise
     except ValueError as exc:
         if "pickle" in str(exc).lower():
-            raise MotionFileError(path, f"{what} holds pickled Python objects; refusing to unpickle an untrusted "
-                                  "file") from exc  # fmt: skip
+            raise MotionFileError(
+                path, f"{what} holds pickled Python objects; refusing to unpickle an untrusted file"
+            ) from exc
         raise MotionFileError(path, f"not a readable {what} ({exc})") from exc
     except (zipfile.BadZipFile, zlib.error, OSError, EOFError, KeyError, NotImplementedError) as exc:
-        raise MotionFileError(path, f"corrupt or truncated {what} ({type(exc).__name__}: {exc}); "
-                              "re-export or re-download it") from exc  # fmt: skip
+        raise MotionFileError(
+            path, f"corrupt or truncated {what} ({type(exc).__name__}: {exc}); re-export or re-download it"
+        ) from exc
     except MemoryError as exc:
         raise MotionFileError(path, f"{what} does not fit in memory") from exc
 
@@ -104,6 +113,7 @@ def scalar_number(path: str | Path, value: object, key: str, what: str, positive
         raise MotionFileError(path, f"{what}: {key!r} must be one number, found {value!r}")
     number = float(arr.reshape(-1)[0])
     if not np.isfinite(number) or (positive and number <= 0):
-        raise MotionFileError(path, f"{what}: {key!r} must be a {'positive ' if positive else ''}finite number, "
-                              f"found {number}")  # fmt: skip
+        raise MotionFileError(
+            path, f"{what}: {key!r} must be a {'positive ' if positive else ''}finite number, found {number}"
+        )
     return number

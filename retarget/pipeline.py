@@ -102,8 +102,12 @@ def _solve_whole_sequence(robot, config, targets_w, frame_targets, stance, fps):
     solver's own kinematics (the same matched points as the MuJoCo sites), so this path needs no MuJoCo model."""
     problem = build_sequence_problem(robot, targets_w, frame_targets, stance, config.sequence_ik)
     solver = WholeSequenceIK(
-        problem.kinematics, problem.layout, robot.lower_rad, robot.upper_rad, config.sequence_ik,
-    )  # fmt: skip
+        problem.kinematics,
+        problem.layout,
+        robot.lower_rad,
+        robot.upper_rad,
+        config.sequence_ik,
+    )
     (root_pos, root_rot, dof), iterations = solver.solve(problem.targets, fps, problem.initial_state)
     qpos = np.concatenate([root_pos, matrix_to_quat(root_rot), dof], axis=1)
     points_w, _ = problem.kinematics.forward(root_pos, root_rot, dof)
@@ -127,7 +131,9 @@ def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig
         errors = _match_errors(model, robot, qpos, point_targets)
         dof = qpos[:, dof_qpos_indices(model, robot)]
     else:
-        targets_w = scale_joints(joints_w, skeleton.parents, limb_scales_from_rest(skeleton, rest_matched_points(robot)))
+        targets_w = scale_joints(
+            joints_w, skeleton.parents, limb_scales_from_rest(skeleton, rest_matched_points(robot))
+        )
         stance = detect_foot_contacts(joints_w, src.fps, config.contacts).stance
         qpos, dof, iterations, shift, errors = _solve_whole_sequence(
             robot, config, targets_w, frame_targets, stance, src.fps

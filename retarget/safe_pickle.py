@@ -91,8 +91,11 @@ def _check_expanded(obj: Any, path: Path, limits: Limits) -> None:
         if not isinstance(o, (dict, list, tuple)):
             return 0, 0
         if depth > limits.max_depth:
-            raise MotionFileError(path, f"containers nested deeper than {limits.max_depth} levels; a motion file "
-                                  "needs 4: the file is corrupt or hostile")  # fmt: skip
+            raise MotionFileError(
+                path,
+                f"containers nested deeper than {limits.max_depth} levels; a motion file "
+                "needs 4: the file is corrupt or hostile",
+            )
         if id(o) in seen:
             return seen[id(o)]
         children = [x for kv in o.items() for x in kv] if isinstance(o, dict) else o
@@ -102,8 +105,9 @@ def _check_expanded(obj: Any, path: Path, limits: Limits) -> None:
             items, elements = items + i, elements + e
         if items > limits.max_container_items or elements > limits.max_elements:
             raise MotionFileError(
-                path, f"expands to {items:.3g} container items and {elements:.3g} array elements (shared references "
-                f"counted each time), over the limits of {limits.max_container_items} and {limits.max_elements}"
+                path,
+                f"expands to {items:.3g} container items and {elements:.3g} array elements (shared references "
+                f"counted each time), over the limits of {limits.max_container_items} and {limits.max_elements}",
             )
         seen[id(o)] = (items, elements)
         return items, elements
@@ -124,7 +128,16 @@ def safe_load(path: str | Path) -> Any:
         raise
     except MemoryError as exc:
         raise MotionFileError(path, "does not fit in memory while unpickling; the file is corrupt or hostile") from exc
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError, OSError) as exc:
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        KeyError,
+        OSError,
+    ) as exc:
         raise MotionFileError(path, f"corrupt or truncated pickle ({type(exc).__name__}: {exc})") from exc
     _check_expanded(data, path, current_limits())
     return data

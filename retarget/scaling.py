@@ -20,12 +20,30 @@ from robots.registry import RobotSpec
 
 # SMPL bone (child joint index) → segment it belongs to.
 _SEGMENT_OF_BONE: dict[int, str] = {
-    1: "pelvis_hip", 2: "pelvis_hip",
-    4: "thigh", 5: "thigh", 7: "shank", 8: "shank", 10: "shank", 11: "shank",
-    3: "trunk", 6: "trunk", 9: "trunk", 13: "trunk", 14: "trunk", 16: "trunk", 17: "trunk",
-    12: "head", 15: "head",
-    18: "upper_arm", 19: "upper_arm", 20: "forearm", 21: "forearm", 22: "forearm", 23: "forearm",
-}  # fmt: skip
+    1: "pelvis_hip",
+    2: "pelvis_hip",
+    4: "thigh",
+    5: "thigh",
+    7: "shank",
+    8: "shank",
+    10: "shank",
+    11: "shank",
+    3: "trunk",
+    6: "trunk",
+    9: "trunk",
+    13: "trunk",
+    14: "trunk",
+    16: "trunk",
+    17: "trunk",
+    12: "head",
+    15: "head",
+    18: "upper_arm",
+    19: "upper_arm",
+    20: "forearm",
+    21: "forearm",
+    22: "forearm",
+    23: "forearm",
+}
 
 # Segment → (from SMPL joint, to SMPL joint), measured on the left side of both bodies.
 _SEGMENT_ENDS: dict[str, tuple[int, int]] = {
@@ -107,5 +125,10 @@ def scale_joints(joints_w: np.ndarray, parents: np.ndarray, scales: LimbScales) 
 
 
 __all__ = [
-    "SMPL_JOINT_NAMES", "LimbScales", "compute_limb_scales", "limb_scales_from_rest", "robot_rest_points", "scale_joints",
+    "SMPL_JOINT_NAMES",
+    "LimbScales",
+    "compute_limb_scales",
+    "limb_scales_from_rest",
+    "robot_rest_points",
+    "scale_joints",
 ]

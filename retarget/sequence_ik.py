@@ -138,8 +138,9 @@ class WholeSequenceIK:
     floor-checked sole points and the collision proxy points; and the orientations of the target frames.
     """
 
-    def __init__(self, kin: TreeKinematics, layout: PointLayout, lower, upper,
-                 config: SequenceIkConfig = SequenceIkConfig()):  # fmt: skip
+    def __init__(
+        self, kin: TreeKinematics, layout: PointLayout, lower, upper, config: SequenceIkConfig = SequenceIkConfig()
+    ):
         self.kin = kin
         self.layout = layout
         self.num_points = layout.num_points
@@ -156,8 +157,17 @@ class WholeSequenceIK:
         # Root position and joints are smoothed; root rotation follows the pelvis orientation target.
         self._smoothed = np.r_[0:3, 6:n]
         self._smoothed_mask = np.isin(np.arange(n), self._smoothed)
-        self._tree = TreeArrays(kin.parent, kin.placement_rot, kin.placement_pos, kin.axis_j, kin.point_joint,
-                                kin.point_pos_j, kin.point_rot_j, self._anc, self._anc_n)  # fmt: skip
+        self._tree = TreeArrays(
+            kin.parent,
+            kin.placement_rot,
+            kin.placement_pos,
+            kin.axis_j,
+            kin.point_joint,
+            kin.point_pos_j,
+            kin.point_rot_j,
+            self._anc,
+            self._anc_n,
+        )
         # Rows of the one-sided residuals switched on, per clip being solved (reset by _solve).
         self._active: dict[str, np.ndarray] = {}
         self._sticky_on = False
@@ -175,15 +185,47 @@ class WholeSequenceIK:
         for name, width in (("floor", lay.num_soles), ("proxy_floor", Q), ("collision", len(lay.pair_a))):
             if self._active.get(name) is None or self._active[name].shape != (num_frames, width):
                 self._active[name] = np.zeros((num_frames, width), dtype=np.bool_)
-        layout = ResidualLayout(self.num_points, lay.num_soles, Q, kin.num_frames, lay.segment_a, lay.segment_b,
-                                lay.proxy_radius_m, lay.pair_a, lay.pair_b, lay.pair_clearance_m)  # fmt: skip
-        frame_targets = FrameTargets(targets.point_pos_w, targets.point_weight, targets.segment_vec_w,
-                                     targets.segment_weight, targets.frame_rot_w, targets.frame_weight,
-                                     targets.sole_floor_check)  # fmt: skip
-        one_sided = OneSided(cfg.floor_margin_m, cfg.floor_weight, cfg.self_collision_weight, self._sticky_on,
-                             self._active["floor"], self._active["proxy_floor"], self._active["collision"])  # fmt: skip
-        violation = normal_equations(np.ascontiguousarray(root_pos), np.ascontiguousarray(root_rot),
-                                     np.ascontiguousarray(dof), self._tree, layout, frame_targets, one_sided, H, g)  # fmt: skip
+        layout = ResidualLayout(
+            self.num_points,
+            lay.num_soles,
+            Q,
+            kin.num_frames,
+            lay.segment_a,
+            lay.segment_b,
+            lay.proxy_radius_m,
+            lay.pair_a,
+            lay.pair_b,
+            lay.pair_clearance_m,
+        )
+        frame_targets = FrameTargets(
+            targets.point_pos_w,
+            targets.point_weight,
+            targets.segment_vec_w,
+            targets.segment_weight,
+            targets.frame_rot_w,
+            targets.frame_weight,
+            targets.sole_floor_check,
+        )
+        one_sided = OneSided(
+            cfg.floor_margin_m,
+            cfg.floor_weight,
+            cfg.self_collision_weight,
+            self._sticky_on,
+            self._active["floor"],
+            self._active["proxy_floor"],
+            self._active["collision"],
+        )
+        violation = normal_equations(
+            np.ascontiguousarray(root_pos),
+            np.ascontiguousarray(root_rot),
+            np.ascontiguousarray(dof),
+            self._tree,
+            layout,
+            frame_targets,
+            one_sided,
+            H,
+            g,
+        )
         return H, g, violation
 
     def _pin_joints_to_limits(self, H, g, dof, step, factor, x_smooth, fps) -> np.ndarray:
@@ -248,17 +290,22 @@ class WholeSequenceIK:
                 # full clip from the interpolated keyframe solution, which needs only a few.
                 keys = np.unique(np.r_[np.arange(0, num_frames, stride), num_frames - 1])
                 coarse, coarse_iterations = self._solve(
-                    _take(targets, keys), fps / stride, tuple(a[keys] for a in init), self.config.keyframe_iterations,
-                    max_step=self.config.keyframe_max_step, extra_iterations=0,
-                )  # fmt: skip
+                    _take(targets, keys),
+                    fps / stride,
+                    tuple(a[keys] for a in init),
+                    self.config.keyframe_iterations,
+                    max_step=self.config.keyframe_max_step,
+                    extra_iterations=0,
+                )
                 init = _interpolate_state(coarse, keys, num_frames)
             state, iterations = self._solve(
                 targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
             )
             return state, iterations + coarse_iterations / stride
 
-    def _solve(self, targets: SequenceTargets, fps: float, init, max_iterations: int, max_step: float,
-               extra_iterations: int):  # fmt: skip
+    def _solve(
+        self, targets: SequenceTargets, fps: float, init, max_iterations: int, max_step: float, extra_iterations: int
+    ):
         root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True) for a in init)
         dof = np.clip(dof, self.lower, self.upper)
         self._active = {}

@@ -205,12 +205,22 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
     :class:`TreeArrays`, :class:`ResidualLayout`, :class:`FrameTargets` and :class:`OneSided`; return the largest
     one-sided violation [m]."""
     parent, plc_rot, plc_pos, axis_j = tree.parent, tree.placement_rot, tree.placement_pos, tree.axis_j
-    pt_joint, pt_pos_j, pt_rot_j, anc, anc_n = (tree.point_joint, tree.point_pos_j, tree.point_rot_j, tree.ancestors,
-                                                tree.ancestor_count)  # fmt: skip
+    pt_joint, pt_pos_j, pt_rot_j, anc, anc_n = (
+        tree.point_joint,
+        tree.point_pos_j,
+        tree.point_rot_j,
+        tree.ancestors,
+        tree.ancestor_count,
+    )
     P, S, Q, F = layout.num_points, layout.num_soles, layout.num_spheres, layout.num_frames
     seg_a, seg_b, proxy_r = layout.segment_a, layout.segment_b, layout.sphere_radius_m
     pair_a, pair_b, pair_clear = layout.pair_a, layout.pair_b, layout.pair_clearance_m
-    tgt_pos, tgt_w, seg_vec, seg_w = targets.point_pos_w, targets.point_weight, targets.segment_vec_w, targets.segment_weight
+    tgt_pos, tgt_w, seg_vec, seg_w = (
+        targets.point_pos_w,
+        targets.point_weight,
+        targets.segment_vec_w,
+        targets.segment_weight,
+    )
     frm_rot, frm_w, sole_check = targets.frame_rot_w, targets.frame_weight, targets.sole_floor_check
     floor_margin, floor_w, col_w = one_sided.floor_margin_m, one_sided.floor_weight, one_sided.collision_weight
     sticky = one_sided.sticky

@@ -41,9 +41,9 @@ LIMB_SEGMENTS: tuple[tuple[str, str], ...] = tuple(
 def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
     """(G,) residual scale of each limb segment of :data:`LIMB_SEGMENTS`."""
     legs = {"hip", "knee"}
-    return np.array([
-        config.leg_segment_weight if a.split("_", 1)[1] in legs else config.segment_weight for a, _ in LIMB_SEGMENTS
-    ])
+    return np.array(
+        [config.leg_segment_weight if a.split("_", 1)[1] in legs else config.segment_weight for a, _ in LIMB_SEGMENTS]
+    )
 
 
 def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
@@ -137,9 +137,12 @@ def build_sequence_problem(
             (float(robot.lower_rad[pitch[0]]) + margin, float(robot.upper_rad[pitch[0]]) - margin),
             robot.sole_points_b(robot.foot_links[0]),
         )
-    shifted = human_targets_w + np.stack(
-        [np.zeros_like(feet.vertical_shift_m), np.zeros_like(feet.vertical_shift_m), feet.vertical_shift_m], 1
-    )[:, None, :]
+    shifted = (
+        human_targets_w
+        + np.stack(
+            [np.zeros_like(feet.vertical_shift_m), np.zeros_like(feet.vertical_shift_m), feet.vertical_shift_m], 1
+        )[:, None, :]
+    )
     num_frames = shifted.shape[0]
     shifted_points = shifted[:, [p.smpl_joint for p in robot.matched_points]]
     point_pos = shifted_points.copy()
@@ -170,7 +173,10 @@ def build_sequence_problem(
         kinematics=kin,
         layout=layout,
         targets=SequenceTargets(
-            point_pos, point_weight, frame_rot, frame_weight,
+            point_pos,
+            point_weight,
+            frame_rot,
+            frame_weight,
             segment_vec_w=shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a],
             segment_weight=np.tile(_segment_weights(config), (num_frames, 1)),
             sole_floor_check=sole_check,

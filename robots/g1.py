@@ -144,10 +144,11 @@ class CollisionProxy:
 
 def _mirror(proxies: tuple[CollisionProxy, ...]) -> tuple[CollisionProxy, ...]:
     return tuple(
-        CollisionProxy(p.body.replace("left_", "right_"), (p.center_b[0], -p.center_b[1], p.center_b[2]), p.radius_m,
-                       p.group)
+        CollisionProxy(
+            p.body.replace("left_", "right_"), (p.center_b[0], -p.center_b[1], p.center_b[2]), p.radius_m, p.group
+        )
         for p in proxies
-    )  # fmt: skip
+    )
 
 
 # Spheres fitted to the bounding boxes of the G1 collision meshes (measured in the link frames):

@@ -92,12 +92,19 @@ def robot_log(d: Path, name: str = "log.npz", frames: int = LOG_FRAMES, **overri
     num_dof = len(names)
     quat = np.tile([1.0, 0.0, 0.0, 0.0], (frames, 1))
     data: dict[str, object] = {
-        "time_s": np.arange(frames) / 50.0, "fps": np.float64(50.0), "joint_names": np.array(names),
-        "dof_pos": rng.normal(0, 0.1, (frames, num_dof)), "dof_vel": rng.normal(0, 0.1, (frames, num_dof)),
-        "action": rng.normal(0, 0.1, (frames, num_dof)), "pd_target": rng.normal(0, 0.1, (frames, num_dof)),
-        "root_pos_w": np.tile([0.0, 0.0, 0.79], (frames, 1)), "root_quat_w": quat,
-        "root_lin_vel_w": np.zeros((frames, 3)), "root_ang_vel_w": np.zeros((frames, 3)), "motion_id": np.array("walk"),
-    }  # fmt: skip
+        "time_s": np.arange(frames) / 50.0,
+        "fps": np.float64(50.0),
+        "joint_names": np.array(names),
+        "dof_pos": rng.normal(0, 0.1, (frames, num_dof)),
+        "dof_vel": rng.normal(0, 0.1, (frames, num_dof)),
+        "action": rng.normal(0, 0.1, (frames, num_dof)),
+        "pd_target": rng.normal(0, 0.1, (frames, num_dof)),
+        "root_pos_w": np.tile([0.0, 0.0, 0.79], (frames, 1)),
+        "root_quat_w": quat,
+        "root_lin_vel_w": np.zeros((frames, 3)),
+        "root_ang_vel_w": np.zeros((frames, 3)),
+        "motion_id": np.array("walk"),
+    }
     data.update(overrides)
     path = d / name
     with open(path, "wb") as fh:
@@ -111,8 +118,9 @@ def short_bvh(d: Path, frame_time: str = ".0083333", channels: str | None = None
     if channels is not None:
         head = head.replace("CHANNELS 3 Zrotation Yrotation Xrotation", channels, 1)
     path = d / "short.bvh"
-    path.write_text(head.replace("Frames: 2752", f"Frames: {len(rows)}") + f"Frame Time: {frame_time}\n"
-                    + "\n".join(rows) + "\n")  # fmt: skip
+    path.write_text(
+        head.replace("Frames: 2752", f"Frames: {len(rows)}") + f"Frame Time: {frame_time}\n" + "\n".join(rows) + "\n"
+    )
     return path
 
 
@@ -134,8 +142,14 @@ def shared_nested_lists() -> bytes:
     """A one-clip library whose `dof` is 10⁹ floats made of shared lists: tiny on disk, GiB once expanded."""
     row = [0.0] * 1000
     block = [row] * 1000
-    clip = {"dof": [block] * 1000, "root_trans_offset": [[0.0] * 3], "pose_aa": [[[0.0] * 3]], "root_rot": [[0, 0, 0, 1.0]],
-            "smpl_joints": [[[0.0] * 3]], "fps": 30}  # fmt: skip
+    clip = {
+        "dof": [block] * 1000,
+        "root_trans_offset": [[0.0] * 3],
+        "pose_aa": [[[0.0] * 3]],
+        "root_rot": [[0, 0, 0, 1.0]],
+        "smpl_joints": [[[0.0] * 3]],
+        "fps": 30,
+    }
     return pickle.dumps({"clip": clip}, protocol=4)
 
 
@@ -251,7 +265,9 @@ def _npz_header(d: Path) -> Hostile:
     return Hostile(["retarget", str(npz), "-o", str(d / "out.pkl")], npz)
 
 
-def _pickle_case(command: list[str], payload: Callable[[], bytes], with_output: str | None = None) -> Callable[[Path], Hostile]:
+def _pickle_case(
+    command: list[str], payload: Callable[[], bytes], with_output: str | None = None
+) -> Callable[[Path], Hostile]:
     def build(d: Path) -> Hostile:
         pkl = pickle_file(d, "hostile.pkl", payload())
         args = [*command, str(pkl)] + ([] if with_output is None else ["-o", str(d / with_output)])
@@ -321,7 +337,9 @@ def _tuple_keys(d: Path) -> Hostile:
     return Hostile(["inspect", str(pkl)], pkl)
 
 
-def _convert_file(make: Callable[[Path], Path], output: str = "out.pkl", extra: tuple[str, ...] = ()) -> Callable[[Path], Hostile]:
+def _convert_file(
+    make: Callable[[Path], Path], output: str = "out.pkl", extra: tuple[str, ...] = ()
+) -> Callable[[Path], Hostile]:
     def build(d: Path) -> Hostile:
         src = make(d)
         return Hostile(["convert", str(src), str(d / output), *extra], src)
@@ -366,7 +384,9 @@ def _csv_header_fps0(d: Path) -> Path:
     path = d / "motion.csv"
     meta = {"fps": 0, "quat_order": "wxyz"}
     rows = CSV.read_text().splitlines()[:40]
-    path.write_text(f"{unitree_csv.HEADER_PREFIX}{json.dumps(meta)}\n" + "\n".join(r for r in rows if not r.startswith("#")) + "\n")
+    path.write_text(
+        f"{unitree_csv.HEADER_PREFIX}{json.dumps(meta)}\n" + "\n".join(r for r in rows if not r.startswith("#")) + "\n"
+    )
     return path
 
 
@@ -434,8 +454,16 @@ def _delta_fit(payload: Callable[[], bytes]) -> Callable[[Path], Hostile]:
 
 
 _SINGULAR = np.zeros((20, 24, 3))
-_SIDECAR_WITHOUT_SIM_KEYS = {"joint_names": [], "kp": [], "kd": [], "effort_limit_nm": [], "default_joint_pos_rad": [],
-                             "obs_history_len": 1, "sim": {}, "obs": {}}  # fmt: skip
+_SIDECAR_WITHOUT_SIM_KEYS = {
+    "joint_names": [],
+    "kp": [],
+    "kd": [],
+    "effort_limit_nm": [],
+    "default_joint_pos_rad": [],
+    "obs_history_len": 1,
+    "sim": {},
+    "obs": {},
+}
 _DOF_STRINGS = np.full((2, 23), "x")
 
 CASES: tuple[FuzzCase, ...] = (
@@ -483,10 +511,22 @@ CASES: tuple[FuzzCase, ...] = (
     FuzzCase("convert_beyondmimic_strings", _convert_file(_beyondmimic_strings)),
     FuzzCase("convert_joints_strings", _convert_file(_joints_file(np.full((20, 24, 3), "x")), "out.npz")),
     FuzzCase("convert_joints_singular", _convert_file(_joints_file(_SINGULAR), "out.npz")),
-    FuzzCase("convert_bvh_bad_channel", _convert_file(
-        lambda d: short_bvh(d, channels="CHANNELS 3 Qrotation Yrotation Xrotation"), "out.npz", ("--bvh-unit", "cmu"))),
-    FuzzCase("convert_bvh_channel_count", _convert_file(
-        lambda d: short_bvh(d, channels="CHANNELS 99 Zrotation Yrotation Xrotation"), "out.npz", ("--bvh-unit", "cmu"))),
+    FuzzCase(
+        "convert_bvh_bad_channel",
+        _convert_file(
+            lambda d: short_bvh(d, channels="CHANNELS 3 Qrotation Yrotation Xrotation"),
+            "out.npz",
+            ("--bvh-unit", "cmu"),
+        ),
+    ),
+    FuzzCase(
+        "convert_bvh_channel_count",
+        _convert_file(
+            lambda d: short_bvh(d, channels="CHANNELS 99 Zrotation Yrotation Xrotation"),
+            "out.npz",
+            ("--bvh-unit", "cmu"),
+        ),
+    ),
     FuzzCase("convert_csv_binary", _convert_file(_csv_text(bytes(range(256)) * 8), extra=("--quat-order", "xyzw"))),
     FuzzCase("convert_csv_odd_header", _convert_file(_csv_text("# asap-retarget {not json\n1,2,3\n"))),
     FuzzCase("convert_csv_header_list", _convert_file(_csv_text("# asap-retarget [30]\n1,2,3\n"))),
@@ -506,8 +546,9 @@ CASES: tuple[FuzzCase, ...] = (
 )
 
 
-def _command_on(prefix: list[str], make: Callable[[Path], Path], suffix: Callable[[Path], list[str]] = lambda d: []
-                ) -> Callable[[Path], Hostile]:  # fmt: skip
+def _command_on(
+    prefix: list[str], make: Callable[[Path], Path], suffix: Callable[[Path], list[str]] = lambda d: []
+) -> Callable[[Path], Hostile]:
     """`PREFIX FILE SUFFIX` where FILE is the hostile file `make` writes."""
 
     def build(d: Path) -> Hostile:
@@ -539,10 +580,25 @@ def _full_sidecar(**changes: object) -> str:
 
     names = list(load_robot_spec("g1_23dof").joint_names)
     zeros = [0.0] * len(names)
-    sim = {"robot": "g1_23dof", "physics_dt_s": 0.005, "decimation": 4, "init_height_offset_m": 0.0,
-           "action_offset": "default", "action_scale": 0.25, "action_clip": 10.0}  # fmt: skip
-    info = {"joint_names": names, "kp": zeros, "kd": zeros, "effort_limit_nm": zeros, "default_joint_pos_rad": zeros,
-            "obs_history_len": 1, "sim": sim, "obs": {"ang_vel_scale": 1.0, "dof_vel_scale": 1.0, "clip": 100.0}}  # fmt: skip
+    sim = {
+        "robot": "g1_23dof",
+        "physics_dt_s": 0.005,
+        "decimation": 4,
+        "init_height_offset_m": 0.0,
+        "action_offset": "default",
+        "action_scale": 0.25,
+        "action_clip": 10.0,
+    }
+    info = {
+        "joint_names": names,
+        "kp": zeros,
+        "kd": zeros,
+        "effort_limit_nm": zeros,
+        "default_joint_pos_rad": zeros,
+        "obs_history_len": 1,
+        "sim": sim,
+        "obs": {"ang_vel_scale": 1.0, "dof_vel_scale": 1.0, "clip": 100.0},
+    }
     for key, value in changes.items():
         if key.startswith("sim_"):
             sim[key[4:]] = value
@@ -561,23 +617,45 @@ def _report_summary(text: str) -> Callable[[Path], Hostile]:
 
 
 EXTRA_CASES: tuple[FuzzCase, ...] = (
-    FuzzCase("eval_source_corrupt", _command_on(["eval", str(asap_reference(CLIP)), "--source"], corrupt_compressed_npz)),
-    FuzzCase("eval_library_tuple_keys", lambda d: Hostile(["eval", str(_tuple_keys(d).names), "--source",
-                                                           str(smpl_clip(CLIP))], d / "tuple_keys.pkl")),
+    FuzzCase(
+        "eval_source_corrupt", _command_on(["eval", str(asap_reference(CLIP)), "--source"], corrupt_compressed_npz)
+    ),
+    FuzzCase(
+        "eval_library_tuple_keys",
+        lambda d: Hostile(["eval", str(_tuple_keys(d).names), "--source", str(smpl_clip(CLIP))], d / "tuple_keys.pkl"),
+    ),
     FuzzCase("filter_npy_renamed", _command_on(["filter"], _npy_renamed)),
     FuzzCase("filter_string_poses", _command_on(["filter"], lambda d: clip_npz(d, poses=np.full((10, 72), "a")))),
     FuzzCase("convert_gmr_strings", _convert_file(_gmr_strings, "out.csv")),
-    FuzzCase("delta_fit_linear_log_truncated", _command_on(["delta", "fit-linear"],
-                                                           lambda d: _log_bytes(lambda r: r[:999])(d).names)),
-    FuzzCase("delta_eval_not_a_dict", _command_on(["delta", "eval"],
-                                                  lambda d: pickle_file(d, "heldout.pkl", pickle.dumps([1])))),
-    FuzzCase("delta_sysid_motion_library", _command_on(["delta", "sysid"], ref_pkl, lambda d: ["-o", str(d / "p.json")])),
-    FuzzCase("delta_fit_dynamics_deep", _command_on(["delta", "fit-dynamics"], lambda d: pickle_file(
-        d, "deep.pkl", deep_nesting(1000)), lambda d: ["-o", str(d / "dyn.pt")])),
-    FuzzCase("train_track_motion_strings", lambda d: Hostile(
-        ["train", "track", "--motion", str(ref_pkl(d, dof=_DOF_STRINGS)), "-o", str(d / "run")], d / "ref.pkl")),
-    FuzzCase("train_track_output_is_a_file", lambda d: Hostile(
-        ["train", "track", "--motion", str(ref_pkl(d)), *_existing_file("run")(d)], d / "run")),
+    FuzzCase(
+        "delta_fit_linear_log_truncated",
+        _command_on(["delta", "fit-linear"], lambda d: _log_bytes(lambda r: r[:999])(d).names),
+    ),
+    FuzzCase(
+        "delta_eval_not_a_dict",
+        _command_on(["delta", "eval"], lambda d: pickle_file(d, "heldout.pkl", pickle.dumps([1]))),
+    ),
+    FuzzCase(
+        "delta_sysid_motion_library", _command_on(["delta", "sysid"], ref_pkl, lambda d: ["-o", str(d / "p.json")])
+    ),
+    FuzzCase(
+        "delta_fit_dynamics_deep",
+        _command_on(
+            ["delta", "fit-dynamics"],
+            lambda d: pickle_file(d, "deep.pkl", deep_nesting(1000)),
+            lambda d: ["-o", str(d / "dyn.pt")],
+        ),
+    ),
+    FuzzCase(
+        "train_track_motion_strings",
+        lambda d: Hostile(
+            ["train", "track", "--motion", str(ref_pkl(d, dof=_DOF_STRINGS)), "-o", str(d / "run")], d / "ref.pkl"
+        ),
+    ),
+    FuzzCase(
+        "train_track_output_is_a_file",
+        lambda d: Hostile(["train", "track", "--motion", str(ref_pkl(d)), *_existing_file("run")(d)], d / "run"),
+    ),
     FuzzCase("report_garbage_summary", _report_summary("[")),
     FuzzCase("sim2sim_sidecar_unknown_joint", _sim2sim_sidecar(_full_sidecar(joint_names=["hip"] * 23))),
     FuzzCase("sim2sim_sidecar_dt_0", _sim2sim_sidecar(_full_sidecar(sim_physics_dt_s=0))),

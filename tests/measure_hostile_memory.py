@@ -37,9 +37,13 @@ REFERENCES = {
 
 def peak_rss_mib(args: list[str]) -> tuple[float, int]:
     """Peak resident memory [MiB] and exit code of `asap-retarget ARGS` in a fresh process."""
-    proc = subprocess.Popen([sys.executable, "-c", "from cli.main import main; main()", *args], cwd=REPO,
-                            env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from cli.main import main; main()", *args],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     return usage.ru_maxrss / 1024.0, proc.returncode  # Linux reports KiB
@@ -64,7 +68,9 @@ def main() -> None:
         ref = max((name for name in REFERENCES if case.name.startswith(name)), key=len)
         peak, code = median_peak(lambda d, case=case: case.build(d).args, args.repeats)
         ref_peak, ref_code = reference_mib[ref]
-        print(f"{case.name:34s} {code:4d} {peak:9.0f} {ref + f' [{ref_code}]':>16s} {ref_peak:6.0f} {peak / ref_peak:6.2f}")
+        print(
+            f"{case.name:34s} {code:4d} {peak:9.0f} {ref + f' [{ref_code}]':>16s} {ref_peak:6.0f} {peak / ref_peak:6.2f}"
+        )
 
 
 if __name__ == "__main__":

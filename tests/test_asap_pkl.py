@@ -16,7 +16,7 @@ from retarget.asap_pkl import (
     read_motion_library,
     structural_problems,
     write_motion_library,
-)  # fmt: skip
+)
 from retarget.errors import MotionFileError
 from retarget.pipeline import retarget_file
 from retarget.safe_pickle import UnsafePickleError, safe_load
@@ -27,7 +27,7 @@ def test_reader_loads_all_official_retargets():
     assert len(paths) == 39
     for path in paths:
         library = read_motion_library(path)
-        (key, clip), = library.items()
+        ((key, clip),) = library.items()
         assert key == path.stem and key.startswith(ASAP_KEY_PREFIX)
         assert structural_problems(clip) == []
         assert clip["pose_aa"].shape[1:] == (27, 3) and clip["dof"].shape[1] == 23

@@ -43,9 +43,27 @@ def _table(lines: list[str], start: int) -> list[list[str]]:
 
 def test_two_sources_end_to_end_each_row_from_its_own_file(tmp_path, capsys):
     out = tmp_path / "out"
-    args = ["--clips", str(smpl_clip(CLIP)), "--sources", "asap", "ours", "--env-steps", "192", "--num-envs", "4",
-            "--checkpoint-every", "1", "--episodes", "2", "--stages", "2", "--results", str(tmp_path / "results"),
-            "--out", str(out)]  # fmt: skip
+    args = [
+        "--clips",
+        str(smpl_clip(CLIP)),
+        "--sources",
+        "asap",
+        "ours",
+        "--env-steps",
+        "192",
+        "--num-envs",
+        "4",
+        "--checkpoint-every",
+        "1",
+        "--episodes",
+        "2",
+        "--stages",
+        "2",
+        "--results",
+        str(tmp_path / "results"),
+        "--out",
+        str(out),
+    ]
     bench_downstream.main(args)
     summary = json.loads((out / "summary.json").read_text())
     runs = summary["runs"]
@@ -89,8 +107,8 @@ def test_controller_source_is_the_whole_performed_squat(tmp_path):
     clip = smpl_clip(CLIP)
     path = downstream_sources.SOURCES["controller"].prepare(clip, tmp_path)
     ours = downstream_sources.SOURCES["ours"].prepare(clip, tmp_path)
-    (key, performed), = read_motion_library(path).items()
-    (_, kinematic), = read_motion_library(ours).items()
+    ((key, performed),) = read_motion_library(path).items()
+    ((_, kinematic),) = read_motion_library(ours).items()
     assert key.endswith(clip.stem) and performed["dof"].shape == kinematic["dof"].shape
     assert file_sha256(path) != file_sha256(ours)
     assert 0.0 < np.abs(performed["dof"] - kinematic["dof"]).mean() < 0.1  # tracked closely, not copied [rad]
@@ -121,16 +139,30 @@ def test_milestones_are_checkpoint_multiples_ending_at_the_budget():
 
 def test_table_compares_runs_at_the_budget_all_of_them_reached():
     curve = lambda *steps: [{"env_steps": s} for s in steps]
-    summary = {"runs": [{"clip": "a", "checkpoints": curve(10, 20, 30)}, {"clip": "a", "checkpoints": curve(10, 20)},
-                        {"clip": "b", "checkpoints": curve(10, 20, 30)}]}  # fmt: skip
+    summary = {
+        "runs": [
+            {"clip": "a", "checkpoints": curve(10, 20, 30)},
+            {"clip": "a", "checkpoints": curve(10, 20)},
+            {"clip": "b", "checkpoints": curve(10, 20, 30)},
+        ]
+    }
     assert [c["env_steps"] for _, c in at_common_budget(summary)] == [20, 20, 30]
 
 
 def test_late_spread_is_mean_and_population_sd_of_the_last_checkpoints():
-    point = lambda steps, done, err: {"env_steps": steps, "completion": done, "eg_mpjpe_mm": err, "empjpe_mm": err,
-                                      "vs_human": {"limb_direction_error_deg": None}}  # fmt: skip
-    run = {"clip": "a", "source": "x", "seed": 0,
-           "checkpoints": [point(10, 0.9, 1.0), point(20, 0.2, 10.0), point(30, 0.4, 20.0), point(40, 0.6, 30.0)]}
+    point = lambda steps, done, err: {
+        "env_steps": steps,
+        "completion": done,
+        "eg_mpjpe_mm": err,
+        "empjpe_mm": err,
+        "vs_human": {"limb_direction_error_deg": None},
+    }
+    run = {
+        "clip": "a",
+        "source": "x",
+        "seed": 0,
+        "checkpoints": [point(10, 0.9, 1.0), point(20, 0.2, 10.0), point(30, 0.4, 20.0), point(40, 0.6, 30.0)],
+    }
     (row,) = late_spread_rows({"runs": [run]}, last=3)
     assert row[3:] == ["20–40", "40.0 ± 16.3", "20.0 ± 8.2", "20.0 ± 8.2", "—"]
 

@@ -78,8 +78,12 @@ def write_model(folder: Path, model_type: str = "smpl", gender: str = "neutral",
         "f": rng.integers(0, nv, (2 * nv, 3)).astype(np.int64),
     }
     if model_type != "smpl":
-        data |= {"hands_componentsl": np.eye(45), "hands_componentsr": np.eye(45),
-                 "hands_meanl": np.zeros(45), "hands_meanr": np.zeros(45)}  # fmt: skip
+        data |= {
+            "hands_componentsl": np.eye(45),
+            "hands_componentsr": np.eye(45),
+            "hands_meanl": np.zeros(45),
+            "hands_meanr": np.zeros(45),
+        }
     if model_type == "smplx":
         data |= {"lmk_faces_idx": np.zeros(1, np.int64), "lmk_bary_coords": np.full((1, 3), 1 / 3)}
     folder.mkdir(parents=True, exist_ok=True)
@@ -131,16 +135,22 @@ def test_fk_on_shaped_skeleton_matches_smplx(tmp_path: Path, model_type: str, mo
     for key in ("smplh", "smplx"):
         monkeypatch.setitem(vertex_ids, key, dict.fromkeys(vertex_ids[key], 0))
     ref_model = smplx.create(
-        str(path), model_type=model_type, gender="male", num_betas=10, ext=EXT[model_type],
+        str(path),
+        model_type=model_type,
+        gender="male",
+        num_betas=10,
+        ext=EXT[model_type],
         batch_size=len(pose),
-    )  # fmt: skip
+    )
     num_body = 23 if model_type == "smpl" else 21
     t = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.float32)
     with torch.no_grad():
         out = ref_model(
-            global_orient=t(pose[:, 0]), body_pose=t(pose[:, 1 : 1 + num_body].reshape(len(pose), -1)),
-            betas=t(np.tile(betas, (len(pose), 1))), transl=t(trans),
-        )  # fmt: skip
+            global_orient=t(pose[:, 0]),
+            body_pose=t(pose[:, 1 : 1 + num_body].reshape(len(pose), -1)),
+            betas=t(np.tile(betas, (len(pose), 1))),
+            transl=t(trans),
+        )
     ref = out.joints.numpy()[:, list(range(22)) + list(HAND_ROWS[model_type])]
     np.testing.assert_allclose(ours, ref, atol=1e-5)
     # smplx's transl convention is ours: the pelvis sits at transl + J0 (J0 not rotated).

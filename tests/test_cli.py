@@ -70,7 +70,9 @@ def test_bad_single_clip_exits_1_without_output(tmp_path):
     result = CliRunner().invoke(main, ["retarget", str(bad), "-o", str(out)])
     assert result.exit_code == 1 and "bad.npz" in result.output
     assert not out.exists()
-    result = CliRunner().invoke(main, ["retarget", str(smpl_clip("kick_level1_filter")), "-o", str(out), "--robot", "h1"])
+    result = CliRunner().invoke(
+        main, ["retarget", str(smpl_clip("kick_level1_filter")), "-o", str(out), "--robot", "h1"]
+    )
     assert result.exit_code == 1 and "valid choices: g1_23dof, g1_29dof" in result.output
     assert not out.exists()
 

@@ -32,7 +32,9 @@ def _option(cmd: click.Command, flag: str) -> click.Option | None:
 
 
 def test_every_command_is_found():
-    assert len(COMMANDS) >= 23 and {"retarget", "batch", "filter", "train track", "delta fit", "sim2sim"} <= set(COMMANDS)
+    assert len(COMMANDS) >= 23 and {"retarget", "batch", "filter", "train track", "delta fit", "sim2sim"} <= set(
+        COMMANDS
+    )
 
 
 @pytest.mark.parametrize("flag", ["--seed", "--threads", "--num-envs", "--real", "--policy", "--robot", "--json"])
@@ -54,7 +56,9 @@ def test_shared_options_have_help_and_one_default(flag):
         assert set(defaults.values()) - {None} == {DEFAULT_REAL_PROFILE} and DEFAULT_REAL_PROFILE in PROFILES
     if flag == "--robot":  # made from a human clip: g1_23dof; read from a robot file: the robot it names
         assert set(defaults.values()) == {"g1_23dof", None}
-        assert defaults["eval"] is None and defaults["retarget"] == defaults["filter"] == defaults["batch"] == "g1_23dof"
+        assert (
+            defaults["eval"] is None and defaults["retarget"] == defaults["filter"] == defaults["batch"] == "g1_23dof"
+        )
 
 
 def test_outputs_go_to_dash_o_or_json():
@@ -89,7 +93,9 @@ def test_json_alone_prints_and_with_a_path_writes(tmp_path):
     src, out_dir = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     (src / "squat.npz").write_bytes(smpl_clip("squat_level1_filter").read_bytes())
-    batch = runner.invoke(main, ["batch", str(src), "-o", str(out_dir), "--quiet", "--workers", "1", "--executor", "inline"])
+    batch = runner.invoke(
+        main, ["batch", str(src), "-o", str(out_dir), "--quiet", "--workers", "1", "--executor", "inline"]
+    )
     assert batch.exit_code == 0, batch.output
     printed = runner.invoke(main, ["summary", str(out_dir), "--json"])
     assert printed.exit_code == 0, printed.output

@@ -140,8 +140,9 @@ def test_cli_filter_controller_refuses_bad_input(tmp_path):
 
     bad = tmp_path / "broken.npz"
     bad.write_bytes(b"not an npz")
-    out = CliRunner().invoke(main, ["filter", str(bad), "--layers", "kinematic,controller", "--json",
-                                    str(tmp_path / "v.json")])  # fmt: skip
+    out = CliRunner().invoke(
+        main, ["filter", str(bad), "--layers", "kinematic,controller", "--json", str(tmp_path / "v.json")]
+    )
     assert out.exit_code == 1
     assert "broken.npz" in out.output and "Traceback" not in out.output
     assert not (tmp_path / "v.json").exists()
@@ -163,8 +164,24 @@ def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(
     np.savez(src / "short_squat.npz", **data)
     beside, in_place = tmp_path / "beside", tmp_path / "in_place"
     for out, mode in ((beside, "beside"), (in_place, "replace")):
-        result = CliRunner().invoke(main, ["batch", str(src), "-o", str(out), "--executor", "inline", "--stage",
-                                           "controller", "--performed", mode, "--quiet", "--format", "csv"])  # fmt: skip
+        result = CliRunner().invoke(
+            main,
+            [
+                "batch",
+                str(src),
+                "-o",
+                str(out),
+                "--executor",
+                "inline",
+                "--stage",
+                "controller",
+                "--performed",
+                mode,
+                "--quiet",
+                "--format",
+                "csv",
+            ],
+        )
         assert result.exit_code == 0, result.output
     row = json.loads((beside / "manifest.json").read_text())["clips"][0]
     assert row["metrics"]["controller.falls"] == 0.0 and row["metrics"]["controller.kept_fraction"] == 1.0
@@ -181,8 +198,9 @@ def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(
     from retarget.formats.registry import read_motions
 
     assert sorted(p.name for p in (beside / "csv").iterdir()) == ["short_squat.csv", "short_squat_performed.csv"]
-    (csv_performed,) = read_motions(beside / "csv" / "short_squat_performed.csv",
-                                   options=FormatOptions(quat_order="xyzw", csv_fps=30.0))  # Unitree layout, as written
+    (csv_performed,) = read_motions(
+        beside / "csv" / "short_squat_performed.csv", options=FormatOptions(quat_order="xyzw", csv_fps=30.0)
+    )  # Unitree layout, as written
     np.testing.assert_allclose(csv_performed.motion.root_pos_w, performed["root_trans_offset"], atol=1e-4)
     replaced = read_motion_library(in_place / "motion_library.pkl")
     assert list(replaced) == ["short_squat"]
@@ -215,4 +233,6 @@ def test_perform_clip_writes_the_motion_and_its_provenance(tmp_path):
     # write_motion keeps the clip's own rate; the consumer reads back the performed motion.
     assert loaded.motion.fps == 30.0 and loaded.motion.num_frames == 30
     np.testing.assert_allclose(loaded.motion.root_pos_w, out.motion.root_pos_w, atol=1e-5)
-    np.testing.assert_allclose(np.abs(np.sum(loaded.motion.root_quat_w * out.motion.root_quat_w, axis=1)), 1.0, atol=1e-6)
+    np.testing.assert_allclose(
+        np.abs(np.sum(loaded.motion.root_quat_w * out.motion.root_quat_w, axis=1)), 1.0, atol=1e-6
+    )

@@ -60,15 +60,20 @@ def test_policy_rate_delta_leaves_a_small_error(g1):
     nominal = PdRobot(build_real_model("nominal", fixed_base=True))
     correction = analytic_correction(get_profile("soft_ankles"), g1)
     runs = {}
-    for name, robot, kwargs in (("real", real, {}), ("none", nominal, {}),
-                                ("policy_rate", nominal, {"correction": correction})):  # fmt: skip
+    for name, robot, kwargs in (
+        ("real", real, {}),
+        ("none", nominal, {}),
+        ("policy_rate", nominal, {"correction": correction}),
+    ):
         robot.reset(targets[0])
         runs[name] = robot.run_targets(targets, **kwargs)[0]
     ankle = np.array(["ankle" in n for n in g1.joint_names])
     err_none = np.degrees(np.abs(runs["none"] - runs["real"])[:, ankle])
     err_rate = np.degrees(np.abs(runs["policy_rate"] - runs["real"])[:, ankle])
-    print(f"ankle error vs real: no Δa max {err_none.max():.3f}° rms {np.sqrt((err_none**2).mean()):.3f}°; "
-          f"policy-rate Δa max {err_rate.max():.3f}° rms {np.sqrt((err_rate**2).mean()):.3f}°")
+    print(
+        f"ankle error vs real: no Δa max {err_none.max():.3f}° rms {np.sqrt((err_none**2).mean()):.3f}°; "
+        f"policy-rate Δa max {err_rate.max():.3f}° rms {np.sqrt((err_rate**2).mean()):.3f}°"
+    )
     # Measured: no Δa max 1.64° / rms 0.48°; policy-rate Δa max 0.92° / rms 0.36°. The ankles ring at ~5 Hz
     # with little damping (Kd 0.1–0.2), so a correction frozen for 20 ms is already a quarter-period stale.
     rms_rate, rms_none = np.sqrt((err_rate**2).mean()), np.sqrt((err_none**2).mean())

@@ -24,11 +24,20 @@ def _trajectory(g1, num: int = 20, seed: int = 0) -> Trajectory:
     quat[quat[:, 0] < 0] *= -1
     d = g1.num_dof
     return Trajectory(
-        motion_id="squat", fps=50.0, root_pos_w=rng.normal(size=(num, 3)), root_quat_w=quat,
-        root_lin_vel_w=rng.normal(size=(num, 3)), root_ang_vel_w=rng.normal(size=(num, 3)),
-        dof_pos=rng.uniform(-0.5, 0.5, (num, d)), dof_vel=rng.normal(size=(num, d)), action=rng.normal(size=(num, d)),
-        pd_target=rng.normal(size=(num, d)), phase=np.linspace(0, 1, num), action_scale=0.25, source="real:test",
-    )  # fmt: skip
+        motion_id="squat",
+        fps=50.0,
+        root_pos_w=rng.normal(size=(num, 3)),
+        root_quat_w=quat,
+        root_lin_vel_w=rng.normal(size=(num, 3)),
+        root_ang_vel_w=rng.normal(size=(num, 3)),
+        dof_pos=rng.uniform(-0.5, 0.5, (num, d)),
+        dof_vel=rng.normal(size=(num, d)),
+        action=rng.normal(size=(num, d)),
+        pd_target=rng.normal(size=(num, d)),
+        phase=np.linspace(0, 1, num),
+        action_scale=0.25,
+        source="real:test",
+    )
 
 
 def _assert_same(a: Trajectory, b: Trajectory) -> None:
@@ -58,9 +67,17 @@ def test_a_plain_motion_library_is_not_a_collection(tmp_path):
     bad = read_motion_library(SQUAT)
     clip = next(iter(bad.values()))
     num, d = clip["dof"].shape
-    clip.update(action=np.zeros((num, d + 1)), pd_target=np.zeros((num, d)), dof_vel=np.zeros((num, d)),
-                root_lin_vel=np.zeros((num, 3)), root_ang_vel=np.zeros((num, 3)), phase=np.zeros(num),
-                motion_id="x", action_scale=0.25, source="")  # fmt: skip
+    clip.update(
+        action=np.zeros((num, d + 1)),
+        pd_target=np.zeros((num, d)),
+        dof_vel=np.zeros((num, d)),
+        root_lin_vel=np.zeros((num, 3)),
+        root_ang_vel=np.zeros((num, 3)),
+        phase=np.zeros(num),
+        motion_id="x",
+        action_scale=0.25,
+        source="",
+    )
     joblib.dump(bad, tmp_path / "bad.pkl")
     with pytest.raises(MotionFileError, match=r"bad\.pkl.*'action' must have shape"):
         read_collection(tmp_path / "bad.pkl")
@@ -70,8 +87,9 @@ def test_robot_log_converts_with_joints_reordered(tmp_path, g1):
     traj = _trajectory(g1)
     order = np.random.default_rng(3).permutation(g1.num_dof)
     names = tuple(g1.joint_names[i] for i in order)
-    shuffled = Trajectory(**{**traj.__dict__, **{k: getattr(traj, k)[:, order]
-                                                 for k in ("dof_pos", "dof_vel", "action", "pd_target")}})  # fmt: skip
+    shuffled = Trajectory(
+        **{**traj.__dict__, **{k: getattr(traj, k)[:, order] for k in ("dof_pos", "dof_vel", "action", "pd_target")}}
+    )
     log = write_robot_log(tmp_path / "robot.npz", shuffled, names, np.arange(20) / 50.0)
     _assert_same(read_robot_log(log, g1), traj)
     out = CliRunner().invoke(main, ["collect", "--from-log", str(log), "-o", str(tmp_path / "col.pkl")])
@@ -83,10 +101,11 @@ def test_robot_log_converts_with_joints_reordered(tmp_path, g1):
 
 
 def test_collect_zero_action_rollout_in_a_real_profile(tmp_path, g1):
-    out = CliRunner().invoke(main, ["collect", "--motion", str(SQUAT), "--real", "soft_ankles_delay",
-                                    "-o", str(tmp_path / "col.pkl")])  # fmt: skip
+    out = CliRunner().invoke(
+        main, ["collect", "--motion", str(SQUAT), "--real", "soft_ankles_delay", "-o", str(tmp_path / "col.pkl")]
+    )
     assert out.exit_code == 0, out.output
-    (key, traj), = read_collection(tmp_path / "col.pkl").items()
+    ((key, traj),) = read_collection(tmp_path / "col.pkl").items()
     assert traj.source == "real:soft_ankles_delay" and traj.fps == 50.0 and key.endswith("__0")
     assert traj.num_frames > 20 and traj.phase[0] == 0.0 and np.all(np.diff(traj.phase) > 0)
     # Zero action with the reference-pose offset: the PD target is the reference pose at the step's end.

@@ -31,8 +31,17 @@ def soft_rollout(g1):
 
 
 def _first(traj, n):
-    keys = ("root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "dof_pos", "dof_vel", "action",
-            "pd_target", "phase")  # fmt: skip
+    keys = (
+        "root_pos_w",
+        "root_quat_w",
+        "root_lin_vel_w",
+        "root_ang_vel_w",
+        "dof_pos",
+        "dof_vel",
+        "action",
+        "pd_target",
+        "phase",
+    )
     return type(traj)(**{**traj.__dict__, **{k: getattr(traj, k)[:n] for k in keys}})
 
 
@@ -48,8 +57,9 @@ def test_labels_approach_the_analytic_delta(soft_rollout, g1):
 def test_learned_delta_fits_its_labels_and_round_trips(soft_rollout, tmp_path):
     """(The open-loop gain needs more data than a test should spend: README figures, `delta eval`.)"""
     traj = _first(soft_rollout, 30)
-    model, stats = fit_learned_delta([traj], LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False,
-                                                                       epochs=300))
+    model, stats = fit_learned_delta(
+        [traj], LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False, epochs=300)
+    )
     assert stats["transitions"] == 29 and stats["fit_rms_rad"] < 0.5 * stats["label_rms_rad"]
     back = LearnedDelta.load(model.save(tmp_path / "delta.pt"))
     args = (traj.pd_target[5], traj.dof_pos[5], traj.dof_vel[5], traj.root_quat_w[5], traj.root_ang_vel_w[5])

@@ -40,9 +40,16 @@ def test_bench_log_round_trip(tmp_path):
 def test_bad_bench_logs_name_the_file_and_problem(tmp_path):
     log = record_bench_log("nominal", duration_s=0.2)
     path = tmp_path / "short.npz"
-    np.savez(path, time_s=log.time_s, fps=50.0, joint_names=np.array(log.joint_names),
-             bench_joints=np.array(["left_knee_joint"]), dof_pos=log.dof_pos[:, :3], dof_vel=log.dof_vel,
-             pd_target=log.pd_target)  # fmt: skip
+    np.savez(
+        path,
+        time_s=log.time_s,
+        fps=50.0,
+        joint_names=np.array(log.joint_names),
+        bench_joints=np.array(["left_knee_joint"]),
+        dof_pos=log.dof_pos[:, :3],
+        dof_vel=log.dof_vel,
+        pd_target=log.pd_target,
+    )
     with pytest.raises(MotionFileError, match=r"short\.npz.*'dof_pos' has shape"):
         read_bench_log(path)
     np.savez(path, time_s=log.time_s)
@@ -54,7 +61,7 @@ def test_bad_bench_logs_name_the_file_and_problem(tmp_path):
 
 
 def test_fit_recovers_known_coefficients_from_a_synthetic_log(g1):
-    """"Real" = the nominal gantry G1 with a known linear δ; the fit must find that δ again."""
+    """ "Real" = the nominal gantry G1 with a known linear δ; the fit must find that δ again."""
     truth = LinearDelta(BENCH_JOINTS, np.array([-0.3, -0.15, -0.2, -0.35]), np.array([-0.01, -0.02, -0.005, -0.015]))
     robot = PdRobot(build_real_model("nominal", fixed_base=True))
     targets = bench_targets(g1.joint_names, duration_s=2.0)

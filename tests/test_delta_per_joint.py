@@ -30,8 +30,17 @@ def _wiggle(obs: torch.Tensor) -> torch.Tensor:
 def _rollout(g1, profile: str, frames: int, policy=None):
     refs = load_references(asap_reference("squat_level1_filter"), build_real_model("nominal"), g1)
     (traj,) = collect_rollouts(policy, refs, profile).values()
-    keys = ("root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "dof_pos", "dof_vel", "action",
-            "pd_target", "phase")  # fmt: skip
+    keys = (
+        "root_pos_w",
+        "root_quat_w",
+        "root_lin_vel_w",
+        "root_ang_vel_w",
+        "dof_pos",
+        "dof_vel",
+        "action",
+        "pd_target",
+        "phase",
+    )
     return type(traj)(**{**traj.__dict__, **{k: getattr(traj, k)[:frames] for k in keys}})
 
 
@@ -70,10 +79,15 @@ def test_fit_recovers_a_one_policy_step_delay(g1):
     and none on the tracking error, on the joints whose one-step response identifies it (arms and waist; a
     stance leg's labels are dominated by the contacts)."""
     traj = _rollout(g1, "delay", 60, policy=_wiggle)
-    model, _ = fit_learned_delta([traj], LearnedDeltaConfig(joints="all", model="per_joint_linear", previous_target=True))
+    model, _ = fit_learned_delta(
+        [traj], LearnedDeltaConfig(joints="all", model="per_joint_linear", previous_target=True)
+    )
     coef = _physical_coefficients(model)
-    upper = [k for k, j in enumerate(model.joint_ids) if g1.joint_names[j].startswith(("waist", "left_s", "left_e",
-                                                                                         "right_s", "right_e"))]  # fmt: skip
+    upper = [
+        k
+        for k, j in enumerate(model.joint_ids)
+        if g1.joint_names[j].startswith(("waist", "left_s", "left_e", "right_s", "right_e"))
+    ]
     assert len(upper) == 11
     np.testing.assert_allclose(coef[upper, 2], 1.0, atol=0.15)  # measured 0.89–0.98
     np.testing.assert_allclose(coef[upper, 0], 0.0, atol=0.08)  # measured |a| ≤ 0.04
@@ -92,9 +106,15 @@ def test_round_trip_and_batched_action_match(g1, tmp_path):
     assert set(np.flatnonzero(single)) <= set(joint_ids("ankles", g1.joint_names))
     # The batched action the fine-tuning env applies equals the single-state δ / action_scale.
     rot_t = quat_to_matrix(traj.root_quat_w[7]).T
-    batched = LearnedDeltaAction(back)(traj.pd_target[7][None], traj.dof_pos[7][None], traj.dof_vel[7][None],
-                                       traj.root_quat_w[7][None], (rot_t @ traj.root_ang_vel_w[7])[None], 0.25,
-                                       prev[7][None])  # fmt: skip
+    batched = LearnedDeltaAction(back)(
+        traj.pd_target[7][None],
+        traj.dof_pos[7][None],
+        traj.dof_vel[7][None],
+        traj.root_quat_w[7][None],
+        (rot_t @ traj.root_ang_vel_w[7])[None],
+        0.25,
+        prev[7][None],
+    )
     np.testing.assert_allclose(batched[0], single / 0.25, rtol=1e-5, atol=1e-6)
 
 

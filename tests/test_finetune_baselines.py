@@ -44,8 +44,17 @@ def rollouts(refs):
     out = {}
     for profile in ("nominal", "soft_ankles", "soft_ankles_delay"):
         (traj,) = collect_rollouts(None, refs, profile).values()
-        keys = ("root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "dof_pos", "dof_vel", "action",
-                "pd_target", "phase")  # fmt: skip
+        keys = (
+            "root_pos_w",
+            "root_quat_w",
+            "root_lin_vel_w",
+            "root_ang_vel_w",
+            "dof_pos",
+            "dof_vel",
+            "action",
+            "pd_target",
+            "phase",
+        )
         out[profile] = dataclasses.replace(traj, **{k: getattr(traj, k)[:40] for k in keys})
     return out
 
@@ -66,11 +75,22 @@ def test_one_step_replay_reproduces_the_recording_in_the_robot_that_made_it(roll
 
 
 def test_sysid_recovers_the_soft_ankle_delay_robot_and_round_trips_as_json(rollouts, tmp_path):
-    cfg = SysIdConfig(kp_ratios=(0.5, 0.65, 1.0, 1.25), delays_physics_steps=(0, 2, 4), torso_mass_offsets_kg=(0.0, 2.0),
-                      rounds=1, max_transitions=30)  # fmt: skip
+    cfg = SysIdConfig(
+        kp_ratios=(0.5, 0.65, 1.0, 1.25),
+        delays_physics_steps=(0, 2, 4),
+        torso_mass_offsets_kg=(0.0, 2.0),
+        rounds=1,
+        max_transitions=30,
+    )
     result = identify([rollouts["soft_ankles_delay"]], cfg)
-    assert result.parameters == {"delay_physics_steps": 4.0, "kp_ankles": 0.65, "kp_legs": 1.0, "kp_waist": 1.0,
-                                 "kp_arms": 1.0, "torso_mass_offset_kg": 0.0}  # fmt: skip
+    assert result.parameters == {
+        "delay_physics_steps": 4.0,
+        "kp_ankles": 0.65,
+        "kp_legs": 1.0,
+        "kp_waist": 1.0,
+        "kp_arms": 1.0,
+        "torso_mass_offset_kg": 0.0,
+    }
     assert result.rms_identified < 1e-6
     assert result.rms_nominal > 1e-4
     profile = result.profile
@@ -88,8 +108,9 @@ def test_sysid_recovers_the_soft_ankle_delay_robot_and_round_trips_as_json(rollo
 
 
 def test_profile_from_parameters_leaves_unit_ratios_out():
-    p = profile_from_parameters({"kp_legs": 1.0, "kp_ankles": 0.8, "delay_physics_steps": 2.0,
-                                 "torso_mass_offset_kg": 1.0})  # fmt: skip
+    p = profile_from_parameters(
+        {"kp_legs": 1.0, "kp_ankles": 0.8, "delay_physics_steps": 2.0, "torso_mass_offset_kg": 1.0}
+    )
     assert dict(p.kp_scale) == {"ankle_pitch_joint": 0.8, "ankle_roll_joint": 0.8}
     assert p.delay_physics_steps == 2 and p.torso_mass_offset_kg == 1.0
 
@@ -104,8 +125,14 @@ def test_delta_dynamics_labels_vanish_in_the_nominal_robot_and_the_fit_explains_
     path = model.save(tmp_path / "dyn.pt")
     again = DeltaDynamics.load(path)
     x = np.random.default_rng(0)
-    args = (x.normal(0, 0.1, (3, D)), x.normal(0, 0.1, (3, D)), x.normal(0, 1, (3, D)),
-            np.tile([1.0, 0, 0, 0], (3, 1)), x.normal(0, 0.5, (3, 3)), x.normal(0, 0.1, (3, D)))  # fmt: skip
+    args = (
+        x.normal(0, 0.1, (3, D)),
+        x.normal(0, 0.1, (3, D)),
+        x.normal(0, 1, (3, D)),
+        np.tile([1.0, 0, 0, 0], (3, 1)),
+        x.normal(0, 0.5, (3, 3)),
+        x.normal(0, 0.1, (3, D)),
+    )
     np.testing.assert_array_equal(model(*args), again(*args))
     assert again.previous_target and len(again.x_mean) == 3 * D + 6
     with pytest.raises(DeltaModelError, match="previous PD target"):
@@ -125,8 +152,9 @@ def _constant_dynamics(delta: np.ndarray) -> DeltaDynamics:
 
 
 def test_delta_dynamics_env_adds_the_residual_to_the_state_after_the_physics(refs):
-    cfg = eval_env_config(dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim,
-                                                                                            num_threads=1)))  # fmt: skip
+    cfg = eval_env_config(
+        dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim, num_threads=1))
+    )
     delta = np.zeros(2 * D + 6)
     delta[3], delta[D + 4], delta[2 * D] = 0.01, 0.2, 0.05  # knee +0.01 rad, ankle +0.2 rad/s, root vx +0.05 m/s
     plain = TrackingEnv(refs, 2, cfg, seed=0, model=build_real_model("nominal"))
@@ -137,10 +165,12 @@ def test_delta_dynamics_env_adds_the_residual_to_the_state_after_the_physics(ref
     action = np.zeros((2, D))
     plain.step(action)
     dyn.step(action)
-    np.testing.assert_allclose(dyn._qpos[:, dyn.qpos_adr] - plain._qpos[:, plain.qpos_adr], np.tile(delta[:D], (2, 1)),
-                               atol=1e-12)  # fmt: skip
-    np.testing.assert_allclose(dyn._qvel[:, dyn.qvel_adr] - plain._qvel[:, plain.qvel_adr],
-                               np.tile(delta[D : 2 * D], (2, 1)), atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        dyn._qpos[:, dyn.qpos_adr] - plain._qpos[:, plain.qpos_adr], np.tile(delta[:D], (2, 1)), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        dyn._qvel[:, dyn.qvel_adr] - plain._qvel[:, plain.qvel_adr], np.tile(delta[D : 2 * D], (2, 1)), atol=1e-12
+    )
     np.testing.assert_allclose(dyn._qvel[:, :3] - plain._qvel[:, :3], np.tile([0.05, 0, 0], (2, 1)), atol=1e-12)
     # The observed state is the corrected one (kinematics recomputed after the edit).
     knee_body = dyn.model.jnt_bodyid[dyn.model.joint("left_knee_joint").id]
@@ -183,8 +213,9 @@ def test_resets_of_a_delayed_robot_start_from_a_held_pose_like_the_single_robot_
     single-robot stepper reset to the same state (history filled with the start pose), to 1e-9 rad."""
     from trainers.real.stepper import PdRobot
 
-    cfg = eval_env_config(dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim,
-                                                                                            num_threads=1)))  # fmt: skip
+    cfg = eval_env_config(
+        dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim, num_threads=1))
+    )
     model = build_real_model("soft_ankles_delay")
     env = TrackingEnv(refs, 2, cfg, seed=0, model=model)
     env.step(np.zeros((2, D)))  # fill the history with something else first
@@ -195,8 +226,15 @@ def test_resets_of_a_delayed_robot_start_from_a_held_pose_like_the_single_robot_
     env.step(np.zeros((2, D)))
     robot = PdRobot(build_real_model("soft_ankles_delay"))
     for i, (q, qpos, qvel) in enumerate(start):
-        robot.reset(q, qvel[env.qvel_adr], targets=q, root_pos_w=qpos[:3], root_quat_w=qpos[3:7],
-                    root_lin_vel_w=qvel[:3], root_ang_vel_b=qvel[3:6])  # fmt: skip
+        robot.reset(
+            q,
+            qvel[env.qvel_adr],
+            targets=q,
+            root_pos_w=qpos[:3],
+            root_quat_w=qpos[3:7],
+            root_lin_vel_w=qvel[:3],
+            root_ang_vel_b=qvel[3:6],
+        )
         robot.step_policy(target[i])
         np.testing.assert_allclose(env._qpos[i, env.qpos_adr], robot.dof_pos, atol=1e-9)
 
@@ -208,8 +246,17 @@ def test_delta_labels_of_a_one_step_delay_are_the_previous_target_change(refs):
     from trainers.delta.one_step import previous_targets
 
     (traj,) = collect_rollouts(None, refs, "delay").values()
-    keys = ("root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "dof_pos", "dof_vel", "action",
-            "pd_target", "phase")  # fmt: skip
+    keys = (
+        "root_pos_w",
+        "root_quat_w",
+        "root_lin_vel_w",
+        "root_ang_vel_w",
+        "dof_pos",
+        "dof_vel",
+        "action",
+        "pd_target",
+        "phase",
+    )
     traj = dataclasses.replace(traj, **{k: getattr(traj, k)[5:17] for k in keys})  # frames 5..16, mid-motion
     x, y = transition_labels([traj], LearnedDeltaConfig(joints="all", previous_target=True))
     want = (previous_targets(traj) - traj.pd_target)[:-1]
@@ -219,8 +266,16 @@ def test_delta_labels_of_a_one_step_delay_are_the_previous_target_change(refs):
     np.testing.assert_allclose(y[1:], want[1:], atol=2e-4 + 0.02 * np.abs(want).max())
     # The last 23 features are exactly that change.
     np.testing.assert_allclose(x[:, -D:], want, atol=1e-12)
-    assert x.shape[1] == len(features(traj.pd_target[0], traj.dof_pos[0], traj.dof_vel[0], traj.root_quat_w[0],
-                                      traj.root_ang_vel_w[0], traj.pd_target[0]))  # fmt: skip
+    assert x.shape[1] == len(
+        features(
+            traj.pd_target[0],
+            traj.dof_pos[0],
+            traj.dof_vel[0],
+            traj.root_quat_w[0],
+            traj.root_ang_vel_w[0],
+            traj.pd_target[0],
+        )
+    )
 
 
 class _RecordingDelta:
@@ -239,8 +294,9 @@ class _RecordingDelta:
 def test_delta_env_passes_the_previous_nominal_target_and_the_start_pose_after_a_reset(refs):
     from trainers.finetune.delta_env import DeltaActionEnv
 
-    cfg = eval_env_config(dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim,
-                                                                                            num_threads=1)))  # fmt: skip
+    cfg = eval_env_config(
+        dataclasses.replace(TrackingEnvConfig(), sim=dataclasses.replace(TrackingEnvConfig().sim, num_threads=1))
+    )
     rec = _RecordingDelta()
     env = DeltaActionEnv(refs, 2, cfg, seed=0, model=build_real_model("nominal"), delta=rec)
     env.reset_envs(np.arange(2), start_phase=np.array([0.2, 0.5]), clip_ids=np.zeros(2, int))

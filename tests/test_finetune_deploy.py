@@ -41,16 +41,53 @@ def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("deploy")
     lib = asap_reference(CLIP)
     cli = CliRunner()
-    out = cli.invoke(main, ["train", "track", "--motion", str(lib), "-o", str(tmp / "pre"), "--iterations", "1",
-                            "--num-envs", "4", "--threads", "1"])  # fmt: skip
+    out = cli.invoke(
+        main,
+        [
+            "train",
+            "track",
+            "--motion",
+            str(lib),
+            "-o",
+            str(tmp / "pre"),
+            "--iterations",
+            "1",
+            "--num-envs",
+            "4",
+            "--threads",
+            "1",
+        ],
+    )
     assert out.exit_code == 0, out.output
     torch.manual_seed(0)
     ids = joint_ids("ankles", load_robot_spec().joint_names)
     (tmp / "delta").mkdir()
-    delta = LearnedDelta(DeltaMLP(52, ids.size, (128, 128)), ids, np.zeros(52), np.ones(52),
-                         LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False)).save(tmp / "delta" / "delta.pt")  # fmt: skip
-    out = cli.invoke(main, ["train", "finetune", "--policy", str(tmp / "pre"), "--delta", str(delta), "--motion",
-                            str(lib), "-o", str(tmp / "ft"), "--iterations", "2", "--threads", "1"])  # fmt: skip
+    delta = LearnedDelta(
+        DeltaMLP(52, ids.size, (128, 128)),
+        ids,
+        np.zeros(52),
+        np.ones(52),
+        LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False),
+    ).save(tmp / "delta" / "delta.pt")
+    out = cli.invoke(
+        main,
+        [
+            "train",
+            "finetune",
+            "--policy",
+            str(tmp / "pre"),
+            "--delta",
+            str(delta),
+            "--motion",
+            str(lib),
+            "-o",
+            str(tmp / "ft"),
+            "--iterations",
+            "2",
+            "--threads",
+            "1",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert "from iteration 1 to 3" in out.output
     return tmp, lib, delta

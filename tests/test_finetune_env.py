@@ -47,8 +47,9 @@ def _random_learned(seed: int = 0) -> LearnedDelta:
     num_in = 2 * D + 6
     rng = np.random.default_rng(seed)
     cfg = LearnedDeltaConfig(joints="ankles", hidden=(16, 16), model="mlp", previous_target=False)
-    return LearnedDelta(DeltaMLP(num_in, ids.size, (16, 16)).eval(), ids, rng.normal(0, 0.1, num_in),
-                        rng.uniform(0.5, 2.0, num_in), cfg)  # fmt: skip
+    return LearnedDelta(
+        DeltaMLP(num_in, ids.size, (16, 16)).eval(), ids, rng.normal(0, 0.1, num_in), rng.uniform(0.5, 2.0, num_in), cfg
+    )
 
 
 def test_simulator_receives_action_plus_constant_delta_and_policy_sees_only_its_action(refs):
@@ -121,8 +122,12 @@ def test_policy_update_leaves_the_frozen_delta_unchanged(refs):
 
 def test_delta_specs(tmp_path):
     assert load_delta_action("analytic:soft_ankles").name == "analytic:soft_ankles"
-    assert load_delta_action("constant:0.5")(np.zeros((2, D)), *[np.zeros((2, D))] * 2, np.zeros((2, 4)),
-                                              np.zeros((2, 3)), 0.25).tolist() == [[0.5] * D] * 2  # fmt: skip
+    assert (
+        load_delta_action("constant:0.5")(
+            np.zeros((2, D)), *[np.zeros((2, D))] * 2, np.zeros((2, 4)), np.zeros((2, 3)), 0.25
+        ).tolist()
+        == [[0.5] * D] * 2
+    )
     from trainers.finetune.delta_actions import DeltaSpecError
 
     with pytest.raises(DeltaSpecError, match="missing.pt: no such delta model file"):

@@ -12,15 +12,38 @@ from retarget.batch.record import file_sha256
 
 CLIP = "kick_level2_filter"
 KEY = f"0-motions_raw_tairantestbed_smpl_video_{CLIP}_amass"
-ARTEFACTS = {"pretrain": "pretrain/model_last.pt", "collect": "collect.pkl", "fit_delta": "delta.pt",
-             "finetune": "finetune/model_last.pt", "evaluate": "evaluation.json"}  # fmt: skip
+ARTEFACTS = {
+    "pretrain": "pretrain/model_last.pt",
+    "collect": "collect.pkl",
+    "fit_delta": "delta.pt",
+    "finetune": "finetune/model_last.pt",
+    "evaluate": "evaluation.json",
+}
 
 
 def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path):
     lib, run = asap_reference(CLIP), tmp_path / "run"
-    args = ["loop", "--motion", str(lib), "--clip", KEY, "--real", "soft_ankles_delay", "-o", str(run),
-            "--pretrain-iterations", "1", "--finetune-iterations", "1", "--num-envs", "4", "--episodes", "1",
-            "--epochs", "20"]  # fmt: skip
+    args = [
+        "loop",
+        "--motion",
+        str(lib),
+        "--clip",
+        KEY,
+        "--real",
+        "soft_ankles_delay",
+        "-o",
+        str(run),
+        "--pretrain-iterations",
+        "1",
+        "--finetune-iterations",
+        "1",
+        "--num-envs",
+        "4",
+        "--episodes",
+        "1",
+        "--epochs",
+        "20",
+    ]
     cli = CliRunner()
     out = cli.invoke(main, args)
     assert out.exit_code == 0, out.output
@@ -34,13 +57,20 @@ def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path
         assert prov[stage]["artefact"] == {"path": str((run / rel).resolve()), "sha256": sha[stage]}
     lib_sha = file_sha256(lib)
     # The chain: which policy was rolled out, which data fitted Δa, which simulator and policy got it, what was evaluated.
-    assert prov["pretrain"]["inputs"]["motion"]["sha256"] == lib_sha and prov["pretrain"]["inputs"]["simulator"] == "nominal"
+    assert (
+        prov["pretrain"]["inputs"]["motion"]["sha256"] == lib_sha
+        and prov["pretrain"]["inputs"]["simulator"] == "nominal"
+    )
     assert prov["collect"]["inputs"]["policy"]["sha256"] == sha["pretrain"]
     assert prov["collect"]["inputs"]["motion_ids"] == [KEY]
     assert prov["collect"]["inputs"]["simulator"] == "real:soft_ankles_delay"
     assert prov["fit_delta"]["inputs"]["collection"]["sha256"] == sha["collect"]
     ft = prov["finetune"]["inputs"]
-    assert (ft["policy"]["sha256"], ft["delta"]["sha256"], ft["simulator"]) == (sha["pretrain"], sha["fit_delta"], "nominal+delta")
+    assert (ft["policy"]["sha256"], ft["delta"]["sha256"], ft["simulator"]) == (
+        sha["pretrain"],
+        sha["fit_delta"],
+        "nominal+delta",
+    )
     ev = prov["evaluate"]["inputs"]
     assert (ev["vanilla"]["sha256"], ev["finetuned"]["sha256"]) == (sha["pretrain"], sha["finetune"])
     assert ev["simulator"] == "real:soft_ankles_delay"
@@ -70,12 +100,15 @@ def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path
     assert out.exit_code == 0, out.output
     assert out.output.count("skipped") == 3 and "[4/5] finetune  done" in out.output
     prov = json.loads((run / "provenance.json").read_text())["stages"]
-    assert prov["finetune"]["policy_iteration"] == 3 and prov["evaluate"]["inputs"]["finetuned"]["sha256"] == file_sha256(
-        run / "finetune" / "model_last.pt")
+    assert prov["finetune"]["policy_iteration"] == 3 and prov["evaluate"]["inputs"]["finetuned"][
+        "sha256"
+    ] == file_sha256(run / "finetune" / "model_last.pt")
 
 
 def test_loop_rejects_an_unknown_profile_before_any_work(tmp_path):
-    out = CliRunner().invoke(main, ["loop", "--motion", str(asap_reference(CLIP)), "--clip", KEY, "--real", "moon",
-                                    "-o", str(tmp_path / "r")])  # fmt: skip
+    out = CliRunner().invoke(
+        main,
+        ["loop", "--motion", str(asap_reference(CLIP)), "--clip", KEY, "--real", "moon", "-o", str(tmp_path / "r")],
+    )
     assert out.exit_code == 1 and "unknown real profile 'moon'" in out.output
     assert not (tmp_path / "r").exists()

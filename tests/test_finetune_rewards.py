@@ -60,8 +60,9 @@ def test_finetune_runs_with_the_pretrained_rewards(tmp_path):
     cfg = dataclasses.replace(TrackingEnvConfig(), reward=CUSTOM)
     cfg = dataclasses.replace(cfg, sim=dataclasses.replace(cfg.sim, num_threads=1))
     train_track(lib, tmp_path / "pre", iterations=1, num_envs=2, env_cfg=cfg)
-    result = finetune_policy(tmp_path / "pre", lib, tmp_path / "ft", sim="nominal", iterations=1, num_envs=2,
-                             num_threads=1)  # fmt: skip
+    result = finetune_policy(
+        tmp_path / "pre", lib, tmp_path / "ft", sim="nominal", iterations=1, num_envs=2, num_threads=1
+    )
     saved = json.loads((tmp_path / "ft" / "config.json").read_text())["env"]
     assert env_config_from_jsonable(saved).reward == CUSTOM
     assert result.rows and result.rows[-1]["iteration"] == 2

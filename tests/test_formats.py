@@ -75,8 +75,12 @@ def test_beyondmimic_npz_schema_and_metadata(tmp_path, walk):
     assert meta["quat_order"] == "wxyz" and meta["robot"] == "g1_29dof" and meta["format"] == "beyondmimic"
     # Velocities are the central differences of the stored positions.
     t = 40
-    np.testing.assert_allclose(data["joint_vel"][t], (data["joint_pos"][t + 1] - data["joint_pos"][t - 1]) * 15, atol=1e-9)
-    np.testing.assert_allclose(data["body_lin_vel_w"][t], (data["body_pos_w"][t + 1] - data["body_pos_w"][t - 1]) * 15, atol=1e-9)
+    np.testing.assert_allclose(
+        data["joint_vel"][t], (data["joint_pos"][t + 1] - data["joint_pos"][t - 1]) * 15, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        data["body_lin_vel_w"][t], (data["body_pos_w"][t + 1] - data["body_pos_w"][t - 1]) * 15, atol=1e-9
+    )
 
 
 def test_angular_velocity_is_exact_for_constant_rate_rotation():
@@ -130,7 +134,9 @@ def test_gmr_round_trip_and_local_body_positions(tmp_path, walk):
     np.testing.assert_allclose(raw["local_body_pos"][:, 0], 0.0, atol=1e-12)
     # Left hip pitch link sits at the URDF's fixed offset from the pelvis, in the pelvis frame.
     i = raw["link_body_list"].index("left_hip_pitch_link")
-    np.testing.assert_allclose(raw["local_body_pos"][:, i], np.tile([0.0, 0.064452, -0.1027], (len(raw["dof_pos"]), 1)), atol=1e-9)
+    np.testing.assert_allclose(
+        raw["local_body_pos"][:, i], np.tile([0.0, 0.064452, -0.1027], (len(raw["dof_pos"]), 1)), atol=1e-9
+    )
 
 
 def test_malicious_gmr_pickle_is_refused(tmp_path):
@@ -175,7 +181,9 @@ def test_resample_slerps_root_and_lerps_joints(walk):
     from retarget.rotations import quat_angle_between
 
     mid = up.root_quat_w[1::2]
-    np.testing.assert_allclose(quat_angle_between(mid, m.root_quat_w[:-1]), quat_angle_between(mid, m.root_quat_w[1:]), atol=1e-9)
+    np.testing.assert_allclose(
+        quat_angle_between(mid, m.root_quat_w[:-1]), quat_angle_between(mid, m.root_quat_w[1:]), atol=1e-9
+    )
     _assert_same(resample_motion(up, 30.0), m, atol=1e-12)
     with pytest.raises(ConfigError):
         resample_motion(m, 0.0)
@@ -204,17 +212,23 @@ def test_convert_cli_between_formats(tmp_path):
     assert out.exit_code == 0, out.output
     assert "50 Hz" in out.output and np.load(tmp_path / "w.npz")["fps"].tolist() == [50]
     assert "warning:" in out.output and "23-dof motion written for beyondmimic" in out.output
-    out = runner.invoke(main, ["convert", str(tmp_path / "w.npz"), "-o", str(tmp_path / "w.csv"), "--quat-order", "wxyz"])
+    out = runner.invoke(
+        main, ["convert", str(tmp_path / "w.npz"), "-o", str(tmp_path / "w.csv"), "--quat-order", "wxyz"]
+    )
     assert out.exit_code == 0 and "g1_29dof" in out.output and "wxyz" in out.output, out.output
     (csv,) = read_motions(tmp_path / "w.csv", options=FormatOptions(quat_order="wxyz", csv_fps=30))
     assert csv.robot.name == "g1_29dof" and csv.motion.fps == 30
     out = runner.invoke(main, ["convert", str(tmp_path / "w.npz"), "-o", str(tmp_path / "w.csv"), "--csv-header"])
     assert out.exit_code == 0 and read_motions(tmp_path / "w.csv")[0].motion.fps == 30
-    out = runner.invoke(main, ["convert", str(tmp_path / "w.csv"), str(tmp_path / "w.pkl"), "--to", "gmr", "--fps", "30"])
+    out = runner.invoke(
+        main, ["convert", str(tmp_path / "w.csv"), str(tmp_path / "w.pkl"), "--to", "gmr", "--fps", "30"]
+    )
     assert out.exit_code == 0, out.output
     assert read_motions(tmp_path / "w.pkl")[0].robot.name == "g1_29dof"
     # A bare CSV without --quat-order: exit 1, message names the file, nothing written.
-    (tmp_path / "bare.csv").write_text("\n".join(line for line in (tmp_path / "w.csv").read_text().splitlines() if line[0] != "#"))
+    (tmp_path / "bare.csv").write_text(
+        "\n".join(line for line in (tmp_path / "w.csv").read_text().splitlines() if line[0] != "#")
+    )
     out = runner.invoke(main, ["convert", str(tmp_path / "bare.csv"), str(tmp_path / "x.npz")])
     assert out.exit_code == 1 and "bare.csv" in out.output and "--quat-order" in out.output
     assert not (tmp_path / "x.npz").exists()

@@ -128,7 +128,10 @@ def test_cmu_clip_retargets_to_g1_with_limb_directions_of_the_source(bvh):
                 human_dir = src[bvh.index(hb1.format(S=S))] - src[bvh.index(hb0.format(S=S))]
                 err.setdefault(name, []).append(float(_angle_deg(robot_dir, human_dir)))
     for name, (*_, median_deg, p95_deg) in SEGMENTS.items():
-        assert np.median(err[name]) < median_deg and np.percentile(err[name], 95) < p95_deg, (name, np.median(err[name]))
+        assert np.median(err[name]) < median_deg and np.percentile(err[name], 95) < p95_deg, (
+            name,
+            np.median(err[name]),
+        )
     assert result.mean_match_error_mm < 40.0
 
 

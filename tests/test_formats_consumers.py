@@ -38,31 +38,88 @@ GMT = SAMPLES / "gmr_pkl" / "airkick_stand.pkl"
 PROTOMOTIONS = SAMPLES / "g1_csv" / "output_jumpjack.csv"
 
 _J = "_joint"
-BEYONDMIMIC_JOINTS = [n + _J for n in (
-    "left_hip_pitch", "right_hip_pitch", "waist_yaw", "left_hip_roll", "right_hip_roll", "waist_roll", "left_hip_yaw",
-    "right_hip_yaw", "waist_pitch", "left_knee", "right_knee", "left_shoulder_pitch", "right_shoulder_pitch",
-    "left_ankle_pitch", "right_ankle_pitch", "left_shoulder_roll", "right_shoulder_roll", "left_ankle_roll",
-    "right_ankle_roll", "left_shoulder_yaw", "right_shoulder_yaw", "left_elbow", "right_elbow", "left_wrist_roll",
-    "right_wrist_roll", "left_wrist_pitch", "right_wrist_pitch", "left_wrist_yaw", "right_wrist_yaw")]  # fmt: skip
-BEYONDMIMIC_BODIES = ["pelvis"] + [j.replace("waist_pitch_joint", "torso_joint")[: -len(_J)] + "_link"
-                                   for j in BEYONDMIMIC_JOINTS]  # fmt: skip
+BEYONDMIMIC_JOINTS = [
+    n + _J
+    for n in (
+        "left_hip_pitch",
+        "right_hip_pitch",
+        "waist_yaw",
+        "left_hip_roll",
+        "right_hip_roll",
+        "waist_roll",
+        "left_hip_yaw",
+        "right_hip_yaw",
+        "waist_pitch",
+        "left_knee",
+        "right_knee",
+        "left_shoulder_pitch",
+        "right_shoulder_pitch",
+        "left_ankle_pitch",
+        "right_ankle_pitch",
+        "left_shoulder_roll",
+        "right_shoulder_roll",
+        "left_ankle_roll",
+        "right_ankle_roll",
+        "left_shoulder_yaw",
+        "right_shoulder_yaw",
+        "left_elbow",
+        "right_elbow",
+        "left_wrist_roll",
+        "right_wrist_roll",
+        "left_wrist_pitch",
+        "right_wrist_pitch",
+        "left_wrist_yaw",
+        "right_wrist_yaw",
+    )
+]
+BEYONDMIMIC_BODIES = ["pelvis"] + [
+    j.replace("waist_pitch_joint", "torso_joint")[: -len(_J)] + "_link" for j in BEYONDMIMIC_JOINTS
+]
 _LEG = ["hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll"]
 _ARM = ["shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw"]
-MJLAB_JOINTS = ([f"left_{j}_joint" for j in _LEG] + [f"right_{j}_joint" for j in _LEG]
-                + ["waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint"]
-                + [f"left_{j}_joint" for j in _ARM] + [f"right_{j}_joint" for j in _ARM])  # fmt: skip
-MJLAB_BODIES = (["pelvis"] + [f"left_{j}_link" for j in _LEG] + [f"right_{j}_link" for j in _LEG]
-                + ["waist_yaw_link", "waist_roll_link", "torso_link"]
-                + [f"left_{j}_link" for j in _ARM] + [f"right_{j}_link" for j in _ARM])  # fmt: skip
-TRACKED = ["pelvis", "left_hip_roll_link", "left_knee_link", "left_ankle_roll_link", "right_hip_roll_link",
-           "right_knee_link", "right_ankle_roll_link", "torso_link", "left_shoulder_roll_link", "left_elbow_link",
-           "left_wrist_yaw_link", "right_shoulder_roll_link", "right_elbow_link", "right_wrist_yaw_link"]  # fmt: skip
-GMR_BODIES = (["pelvis"] + [f"left_{j}_link" for j in _LEG] + ["left_toe_link", "pelvis_contour_link"]
-              + [f"right_{j}_link" for j in _LEG] + ["right_toe_link", "waist_yaw_link", "waist_roll_link",
-              "torso_link", "head_link", "head_mocap", "imu_in_torso"] + [f"left_{j}_link" for j in _ARM]
-              + ["left_rubber_hand"] + [f"right_{j}_link" for j in _ARM] + ["right_rubber_hand"])  # fmt: skip
-POSITION_INDEXED = {"beyondmimic": (BEYONDMIMIC_JOINTS, BEYONDMIMIC_BODIES),
-                    "mjlab": (MJLAB_JOINTS, MJLAB_BODIES)}  # fmt: skip
+MJLAB_JOINTS = (
+    [f"left_{j}_joint" for j in _LEG]
+    + [f"right_{j}_joint" for j in _LEG]
+    + ["waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint"]
+    + [f"left_{j}_joint" for j in _ARM]
+    + [f"right_{j}_joint" for j in _ARM]
+)
+MJLAB_BODIES = (
+    ["pelvis"]
+    + [f"left_{j}_link" for j in _LEG]
+    + [f"right_{j}_link" for j in _LEG]
+    + ["waist_yaw_link", "waist_roll_link", "torso_link"]
+    + [f"left_{j}_link" for j in _ARM]
+    + [f"right_{j}_link" for j in _ARM]
+)
+TRACKED = [
+    "pelvis",
+    "left_hip_roll_link",
+    "left_knee_link",
+    "left_ankle_roll_link",
+    "right_hip_roll_link",
+    "right_knee_link",
+    "right_ankle_roll_link",
+    "torso_link",
+    "left_shoulder_roll_link",
+    "left_elbow_link",
+    "left_wrist_yaw_link",
+    "right_shoulder_roll_link",
+    "right_elbow_link",
+    "right_wrist_yaw_link",
+]
+GMR_BODIES = (
+    ["pelvis"]
+    + [f"left_{j}_link" for j in _LEG]
+    + ["left_toe_link", "pelvis_contour_link"]
+    + [f"right_{j}_link" for j in _LEG]
+    + ["right_toe_link", "waist_yaw_link", "waist_roll_link", "torso_link", "head_link", "head_mocap", "imu_in_torso"]
+    + [f"left_{j}_link" for j in _ARM]
+    + ["left_rubber_hand"]
+    + [f"right_{j}_link" for j in _ARM]
+    + ["right_rubber_hand"]
+)
+POSITION_INDEXED = {"beyondmimic": (BEYONDMIMIC_JOINTS, BEYONDMIMIC_BODIES), "mjlab": (MJLAB_JOINTS, MJLAB_BODIES)}
 
 
 @pytest.fixture(scope="module")
@@ -108,14 +165,19 @@ def test_position_indexed_consumers_read_the_right_bodies(tmp_path, walk29, fk, 
     assert data["body_pos_w"].shape == (walk29.num_frames, 30, 3)
     for k, name in enumerate(joints):
         np.testing.assert_array_equal(data["joint_pos"][:, k], walk29.dof_pos[:, G29.joint_names.index(name)])
-    wrong = [n for n in TRACKED if np.abs(data["body_pos_w"][:, bodies.index(n)] - fk[n][0]).max() > 1e-5
-             or not _same_rotation(data["body_quat_w"][:, bodies.index(n)], fk[n][1])]  # fmt: skip
+    wrong = [
+        n
+        for n in TRACKED
+        if np.abs(data["body_pos_w"][:, bodies.index(n)] - fk[n][0]).max() > 1e-5
+        or not _same_rotation(data["body_quat_w"][:, bodies.index(n)], fk[n][1])
+    ]
     assert wrong == []
     for i, name in enumerate(bodies):  # every body, not only the tracked ones
         np.testing.assert_allclose(data["body_pos_w"][:, i], fk[name][0], atol=1e-12, rtol=0)
     anchor = bodies.index("torso_link")
-    np.testing.assert_allclose(data["body_lin_vel_w"][5, anchor], (fk["torso_link"][0][6] - fk["torso_link"][0][4]) * 15,
-                               atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        data["body_lin_vel_w"][5, anchor], (fk["torso_link"][0][6] - fk["torso_link"][0][4]) * 15, atol=1e-9
+    )
 
 
 def test_known_rotated_pose_has_the_stated_quaternion_orders(tmp_path):
@@ -123,8 +185,9 @@ def test_known_rotated_pose_has_the_stated_quaternion_orders(tmp_path):
     s = np.sqrt(0.5)
     dof = np.zeros((3, 29))
     dof[:, G29.joint_names.index("left_elbow_joint")] = np.pi / 2
-    motion = RobotMotion("turn", 50.0, np.tile([0.0, 0.0, 0.8], (3, 1)), np.tile([s, 0.0, 0.0, s], (3, 1)), dof,
-                         np.zeros((3, 24, 3)))  # fmt: skip
+    motion = RobotMotion(
+        "turn", 50.0, np.tile([0.0, 0.0, 0.8], (3, 1)), np.tile([s, 0.0, 0.0, s], (3, 1)), dof, np.zeros((3, 24, 3))
+    )
     for fmt in ("beyondmimic", "mjlab"):
         data = np.load(write_motion(tmp_path / f"turn_{fmt}.npz", motion, G29, fmt))
         bodies = POSITION_INDEXED[fmt][1]
@@ -155,8 +218,11 @@ def test_holosoma_reads_by_name_after_dropping_the_root_columns(tmp_path, walk29
     np.testing.assert_allclose(data["joint_pos"][:, :3], walk29.root_pos_w, atol=0)
     # Root angular velocity in the world frame, as holosoma's own sample stores it.
     step = quat_mul(data["joint_pos"][t + 1, 3:7], quat_conj(data["joint_pos"][t - 1, 3:7]))
-    np.testing.assert_allclose(data["joint_vel"][t, 3:6], 2 * np.arctan2(np.linalg.norm(step[1:]), step[0])
-                               * step[1:] / np.linalg.norm(step[1:]) * 15, atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        data["joint_vel"][t, 3:6],
+        2 * np.arctan2(np.linalg.norm(step[1:]), step[0]) * step[1:] / np.linalg.norm(step[1:]) * 15,
+        atol=1e-9,
+    )
     bodies = [str(n) for n in data["body_names"]]
     holosoma_robot = [str(n) for n in np.load(HOLOSOMA)["body_names"]]  # the bodies of holosoma's own G1
     assert [n for n in holosoma_robot if n not in bodies] == []  # its MotionLoader asserts each one is there
@@ -183,8 +249,11 @@ def test_holosoma_sample_round_trips_into_its_own_layout(tmp_path):
     )
     # Legs, feet and their marker bodies agree with holosoma's own model to 1e-6 m; from the waist up its G1
     # places the waist roll joint 9 mm from the unitree_ros URDF this package uses.
-    legs = [i for i, n in enumerate(sample["body_names"]) if str(n) == "pelvis" or any(
-        k in str(n) for k in ("hip", "knee", "ankle"))]  # fmt: skip
+    legs = [
+        i
+        for i, n in enumerate(sample["body_names"])
+        if str(n) == "pelvis" or any(k in str(n) for k in ("hip", "knee", "ankle"))
+    ]
     assert len(legs) == 25  # pelvis; per side 3 hip links, knee, ankle intermediate, 2 ankle links, 5 spheres
     np.testing.assert_allclose(out["body_pos_w"][:, legs], sample["body_pos_w"][:, legs], atol=1e-6)
     np.testing.assert_allclose(np.abs(np.sum(out["body_quat_w"] * sample["body_quat_w"], axis=-1)), 1.0, atol=1e-9)
@@ -294,13 +363,15 @@ def test_dialect_detection_and_refusals(tmp_path, walk29):
 def test_23dof_for_29dof_consumers_warns_and_keeps_the_legs(tmp_path):
     (loaded,) = read_motions(asap_reference("walk_level1_filter"))
     runner = CliRunner()
-    out = runner.invoke(main, ["convert", str(asap_reference("walk_level1_filter")), "-o", str(tmp_path / "w.npz"),
-                               "--to", "mjlab"])  # fmt: skip
+    out = runner.invoke(
+        main, ["convert", str(asap_reference("walk_level1_filter")), "-o", str(tmp_path / "w.npz"), "--to", "mjlab"]
+    )
     assert out.exit_code == 0, out.output
     assert "warning:" in out.output and "g1_29dof kinematics with 6 joints it lacks at zero" in out.output
     data = np.load(tmp_path / "w.npz")
-    assert data["joint_pos"].shape[1] == 29 and np.all(data["joint_pos"][:, [MJLAB_JOINTS.index(n) for n in MJLAB_JOINTS
-                                                                                 if "wrist" in n]] == 0)  # fmt: skip
+    assert data["joint_pos"].shape[1] == 29 and np.all(
+        data["joint_pos"][:, [MJLAB_JOINTS.index(n) for n in MJLAB_JOINTS if "wrist" in n]] == 0
+    )
     ours = body_poses(loaded.motion, loaded.robot)
     # 30 → 50 Hz: every 5th output frame is every 3rd source frame; the legs of both URDFs agree.
     ankle = data["body_pos_w"][::5, MJLAB_BODIES.index("left_ankle_roll_link")]
@@ -351,8 +422,9 @@ def test_batch_writes_clips_in_the_chosen_dialect(tmp_path):
         assert data["fps"].tolist() == [50] and data["body_pos_w"].shape[1:] == (30, 3)
         ours = body_poses(asap.motion, asap.robot)
         for name in ("pelvis", "left_knee_link", "right_ankle_roll_link"):  # legs: same on both G1 URDFs
-            np.testing.assert_allclose(data["body_pos_w"][:, BEYONDMIMIC_BODIES.index(name)],
-                                       ours.pos_w[:, ours.names.index(name)], atol=1e-5)  # fmt: skip
+            np.testing.assert_allclose(
+                data["body_pos_w"][:, BEYONDMIMIC_BODIES.index(name)], ours.pos_w[:, ours.names.index(name)], atol=1e-5
+            )
     again = run_batch(src, out, RetargetConfig(fps_out=50.0), options)
     assert again.skipped == 2 and again.export is not None and again.export.written == 0
 
@@ -361,8 +433,20 @@ def test_batch_cli_format_option(tmp_path):
     from test_batch_helpers import make_short_clips
 
     make_short_clips(tmp_path / "src", 1)
-    out = CliRunner().invoke(main, ["batch", str(tmp_path / "src"), "-o", str(tmp_path / "out"), "--executor",
-                                    "inline", "--format", "gmr", "--quiet"])  # fmt: skip
+    out = CliRunner().invoke(
+        main,
+        [
+            "batch",
+            str(tmp_path / "src"),
+            "-o",
+            str(tmp_path / "out"),
+            "--executor",
+            "inline",
+            "--format",
+            "gmr",
+            "--quiet",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert "gmr files:" in out.output and "warning:" in out.output
     with open(tmp_path / "out" / "gmr" / "clip_00.pkl", "rb") as fh:

@@ -76,9 +76,16 @@ def test_csv_sample_read_with_the_wrong_order_is_refused():
 
 
 @pytest.mark.parametrize(
-    "fmt,ext", [("asap", ".pkl"), ("beyondmimic", ".npz"), ("mjlab", ".npz"), ("holosoma", ".npz"), ("csv", ".csv"),
-                ("gmr", ".pkl")]
-)  # fmt: skip
+    "fmt,ext",
+    [
+        ("asap", ".pkl"),
+        ("beyondmimic", ".npz"),
+        ("mjlab", ".npz"),
+        ("holosoma", ".npz"),
+        ("csv", ".csv"),
+        ("gmr", ".pkl"),
+    ],
+)
 def test_samples_survive_every_writer(tmp_path, fmt, ext):
     for src, options, *_ in CASES.values():
         (loaded,) = read_motions(src, options=options)

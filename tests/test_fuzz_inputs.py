@@ -51,8 +51,16 @@ def run_cli(args: list[str], in_subprocess: bool) -> tuple[int, str, str]:
     """Exit code, stdout, stderr of `asap-retarget ARGS` (a subprocess under the memory limit, or in-process)."""
     if in_subprocess:
         env = dict(os.environ, PYTHONPATH=str(REPO))
-        proc = subprocess.run([sys.executable, "-c", "from cli.main import main; main()", *args], cwd=REPO, env=env,
-                              capture_output=True, text=True, preexec_fn=_limit_memory, timeout=300, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-c", "from cli.main import main; main()", *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            preexec_fn=_limit_memory,
+            timeout=300,
+            check=False,
+        )
         return proc.returncode, proc.stdout, proc.stderr
     result = CliRunner().invoke(main, args)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -109,9 +117,16 @@ def _run_batch_limited(src: Path, out: Path, file_size_limit: int) -> subprocess
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
 
     args = ["batch", str(src), "-o", str(out), "--executor", "inline", "--quiet"]
-    return subprocess.run([sys.executable, "-c", "from cli.main import main; main()", *args], cwd=REPO,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
-                          preexec_fn=limits, timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", "from cli.main import main; main()", *args],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        preexec_fn=limits,
+        timeout=300,
+        check=False,
+    )
 
 
 def _config_bytes() -> int:
@@ -157,7 +172,9 @@ def test_batch_retires_outputs_whose_source_is_gone(tmp_path: Path) -> None:
     moved = CliRunner().invoke(main, [*base, "--move-stale"])
     assert moved.exit_code == 0, moved.output
     assert "clip_01" in moved.stderr and "moved into" in moved.stderr
-    assert (out / "stale" / "clips" / "clip_01.pkl").is_file() and (out / "stale" / "records" / "clip_01.json").is_file()
+    assert (out / "stale" / "clips" / "clip_01.pkl").is_file() and (
+        out / "stale" / "records" / "clip_01.json"
+    ).is_file()
     (src / "clip_02.npz").unlink()
     removed = CliRunner().invoke(main, base)
     assert removed.exit_code == 0 and "clip_02" in removed.stderr and "removed" in removed.stderr

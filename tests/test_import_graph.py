@@ -28,8 +28,13 @@ def _imports(path: Path, modules: frozenset[str] = frozenset()) -> list[str]:
     """Absolute module names imported by ``path``. ``from pkg import sub`` names ``pkg.sub`` alone when ``sub`` is
     one of ``modules`` (it depends on that module, not on ``pkg/__init__``, which only re-exports)."""
     tree = ast.parse(path.read_text())
-    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
-                   and node.test.id == "TYPE_CHECKING" for b in node.body for n in ast.walk(b)}  # fmt: skip
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for b in node.body
+        for n in ast.walk(b)
+    }
     names = []
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -91,8 +96,12 @@ def test_the_cycle_finder_finds_a_cycle():
 @pytest.mark.parametrize("layer", LAYERS[:-1])
 def test_a_package_imports_only_the_packages_below_it(layer):
     above = LAYERS[LAYERS.index(layer) + 1 :]
-    offenders = {f"{path.relative_to(REPO)} imports {imported}" for path in (REPO / layer).rglob("*.py")
-                 for imported in _imports(path) if imported.split(".")[0] in above}  # fmt: skip
+    offenders = {
+        f"{path.relative_to(REPO)} imports {imported}"
+        for path in (REPO / layer).rglob("*.py")
+        for imported in _imports(path)
+        if imported.split(".")[0] in above
+    }
     assert offenders == set()
 
 

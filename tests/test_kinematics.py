@@ -19,7 +19,7 @@ from retarget.rotations import (
     quat_xyzw_to_wxyz,
     rotvec_to_matrix,
     rotvec_to_quat,
-)  # fmt: skip
+)
 from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics
 
 
@@ -88,9 +88,7 @@ def test_resample_rates_and_true_fps():
     )
     # Midpoints are the slerp / lerp halfway values.
     mid_q = quat_slerp(rotvec_to_quat(seq.pose_rotvec[:-1]), rotvec_to_quat(seq.pose_rotvec[1:]), 0.5)
-    np.testing.assert_allclose(
-        quat_angle_between(rotvec_to_quat(up60.pose_rotvec[1::2]), mid_q), 0, atol=1e-6
-    )
+    np.testing.assert_allclose(quat_angle_between(rotvec_to_quat(up60.pose_rotvec[1::2]), mid_q), 0, atol=1e-6)
     np.testing.assert_allclose(up60.trans_w[1::2], 0.5 * (seq.trans_w[:-1] + seq.trans_w[1:]), atol=1e-12)
 
 

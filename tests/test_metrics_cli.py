@@ -39,12 +39,19 @@ def _standing_tpose_npz(path, frames=40):
 def test_eval_scores_our_own_pkl(tmp_path, g1):
     frames = 40
     _standing_tpose_npz(tmp_path / "stand.npz", frames)
-    probe = RobotMotion("p", 30.0, np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.zeros((1, g1.num_dof)),
-                        np.zeros((1, 24, 3)))  # fmt: skip
+    probe = RobotMotion(
+        "p", 30.0, np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]), np.zeros((1, g1.num_dof)), np.zeros((1, 24, 3))
+    )
     root = np.zeros((frames, 3))
     root[:, 2] = -replay_motion(g1, probe).sole_points_w[..., 2].min() - 0.004  # 4 mm into the floor
-    motion = RobotMotion("stand", 30.0, root, np.tile([1.0, 0, 0, 0], (frames, 1)), np.zeros((frames, g1.num_dof)),
-                         np.zeros((frames, 24, 3)))  # fmt: skip
+    motion = RobotMotion(
+        "stand",
+        30.0,
+        root,
+        np.tile([1.0, 0, 0, 0], (frames, 1)),
+        np.zeros((frames, g1.num_dof)),
+        np.zeros((frames, 24, 3)),
+    )
     lib = write_motion_library(tmp_path / "ours.pkl", {"stand": motion_to_asap_dict(motion, g1)})
     result = CliRunner().invoke(main, ["eval", str(lib), "--source", str(tmp_path), "--json", str(tmp_path / "r.json")])
     assert result.exit_code == 0, result.output

@@ -48,13 +48,20 @@ def _static_human(g1, root, fps=FPS, frames=T) -> HumanReference:
     rep = replay_motion(g1, _motion(g1, root_pos=root[:1], frames=1))
     joints = np.repeat(rep.body("pelvis")[:, None], 24, axis=1)
     points = {
-        1: rep.body("left_hip_pitch_link"), 2: rep.body("right_hip_pitch_link"),
-        4: rep.body("left_knee_link"), 5: rep.body("right_knee_link"),
-        7: rep.body("left_ankle_roll_link"), 8: rep.body("right_ankle_roll_link"),
-        16: rep.body("left_shoulder_roll_link"), 17: rep.body("right_shoulder_roll_link"),
-        18: rep.body("left_elbow_link"), 19: rep.body("right_elbow_link"),
-        20: rep.site("match_left_hand"), 21: rep.site("match_right_hand"), 15: rep.site("match_head"),
-    }  # fmt: skip
+        1: rep.body("left_hip_pitch_link"),
+        2: rep.body("right_hip_pitch_link"),
+        4: rep.body("left_knee_link"),
+        5: rep.body("right_knee_link"),
+        7: rep.body("left_ankle_roll_link"),
+        8: rep.body("right_ankle_roll_link"),
+        16: rep.body("left_shoulder_roll_link"),
+        17: rep.body("right_shoulder_roll_link"),
+        18: rep.body("left_elbow_link"),
+        19: rep.body("right_elbow_link"),
+        20: rep.site("match_left_hand"),
+        21: rep.site("match_right_hand"),
+        15: rep.site("match_head"),
+    }
     for j, p in points.items():
         joints[:, j] = p
     joints[:, 10] = joints[:, 7] + [0.12, 0.0, -0.03]  # toes ahead of and below the ankles

@@ -25,12 +25,18 @@ def write_tiny_run(run_dir, num_dof: int = 23, seed: int = 0):
     ppo = PPOConfig(actor_hidden=(32, 32), critic_hidden=(32, 32))
     num_obs = frame_size(num_dof) * cfg.obs.history_len
     num_priv = num_obs + 3 + 6 * 27
-    policy = ActorCritic(num_obs, num_priv, num_dof, ppo.actor_hidden, ppo.critic_hidden, ppo.init_noise_std,
-                         ppo.normalize_obs)  # fmt: skip
+    policy = ActorCritic(
+        num_obs, num_priv, num_dof, ppo.actor_hidden, ppo.critic_hidden, ppo.init_noise_std, ppo.normalize_obs
+    )
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(json.dumps({"env": to_jsonable(cfg), "ppo": to_jsonable(ppo)}))
-    payload = {"model": policy.state_dict(), "num_obs": num_obs, "num_privileged_obs": num_priv,
-               "num_actions": num_dof, "iteration": 0}  # fmt: skip
+    payload = {
+        "model": policy.state_dict(),
+        "num_obs": num_obs,
+        "num_privileged_obs": num_priv,
+        "num_actions": num_dof,
+        "iteration": 0,
+    }
     torch.save(payload, run_dir / "model_last.pt")
     return run_dir
 
@@ -91,8 +97,21 @@ def test_play_cli_renders_a_non_blank_video_and_still(tiny_run, tmp_path):
 
     lib = asap_reference(CLIP)
     out = tmp_path / "play.mp4"
-    args = ["play", "--policy", str(tiny_run), "--motion", str(lib), "-o", str(out), "--width", "160",
-            "--height", "64", "--max-steps", "3"]  # fmt: skip
+    args = [
+        "play",
+        "--policy",
+        str(tiny_run),
+        "--motion",
+        str(lib),
+        "-o",
+        str(out),
+        "--width",
+        "160",
+        "--height",
+        "64",
+        "--max-steps",
+        "3",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "4 frames at 50 Hz" in result.output and "Eg-mpjpe" in result.output
@@ -100,8 +119,9 @@ def test_play_cli_renders_a_non_blank_video_and_still(tiny_run, tmp_path):
     assert frames.shape[0] == 4 and frames.shape[1:3] == (64, 160)
     assert frames[0].std() > 5.0  # not a blank image
     png = tmp_path / "play.png"
-    result = CliRunner().invoke(main, args[:5] + ["-o", str(png), "--width", "160", "--height", "64",
-                                                  "--max-steps", "2", "--no-reference"])  # fmt: skip
+    result = CliRunner().invoke(
+        main, args[:5] + ["-o", str(png), "--width", "160", "--height", "64", "--max-steps", "2", "--no-reference"]
+    )
     assert result.exit_code == 0, result.output
     assert np.asarray(Image.open(png)).std() > 5.0
 
@@ -109,8 +129,17 @@ def test_play_cli_renders_a_non_blank_video_and_still(tiny_run, tmp_path):
 def test_play_rejects_an_unknown_profile(tiny_run, tmp_path):
     from cli.main import main
 
-    args = ["play", "--policy", str(tiny_run), "--motion", str(asap_reference(CLIP)), "--real", "nope",
-            "-o", str(tmp_path / "x.mp4")]  # fmt: skip
+    args = [
+        "play",
+        "--policy",
+        str(tiny_run),
+        "--motion",
+        str(asap_reference(CLIP)),
+        "--real",
+        "nope",
+        "-o",
+        str(tmp_path / "x.mp4"),
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1 and "nope" in result.output
     assert not (tmp_path / "x.mp4").exists()

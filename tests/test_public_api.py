@@ -30,8 +30,10 @@ def test_every_public_name_resolves_and_is_listed(package):
 
 
 def test_importing_the_roots_loads_nothing_heavy():
-    code = ("import sys, retarget, trainers, robots\n"
-            "print(sorted(m for m in ('numpy', 'mujoco', 'torch', 'pinocchio', 'scipy', 'numba') if m in sys.modules))")  # fmt: skip
+    code = (
+        "import sys, retarget, trainers, robots\n"
+        "print(sorted(m for m in ('numpy', 'mujoco', 'torch', 'pinocchio', 'scipy', 'numba') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -52,8 +54,14 @@ def test_the_api_page_has_a_tested_example():
 @pytest.mark.parametrize(("name", "code"), _tested_examples(), ids=[n for n, _ in _tested_examples()])
 def test_documented_example_runs(name, code, tmp_path):
     (tmp_path / "motions_raw").symlink_to(REPO / "motions_raw")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False,
-                         env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert out.returncode == 0, f"{name}:\n{out.stderr[-3000:]}"
     if "squat.pkl" in code:
         (loaded,) = retarget.read_motions(tmp_path / "squat.pkl")

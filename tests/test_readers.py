@@ -40,9 +40,15 @@ def test_smplh_drops_hands_and_keeps_body(tmp_path):
     poses[:, :66] = real["poses"][:, :66]
     poses[:, 66:] = 0.7  # finger rotations that must not leak into the SMPL hands
     seq = read_amass_npz(
-        _write(tmp_path, poses=poses, trans=real["trans"], betas=np.zeros(16), gender=np.array(b"male"),
-               mocap_frame_rate=np.array(59.94))
-    )  # fmt: skip
+        _write(
+            tmp_path,
+            poses=poses,
+            trans=real["trans"],
+            betas=np.zeros(16),
+            gender=np.array(b"male"),
+            mocap_frame_rate=np.array(59.94),
+        )
+    )
     assert seq.model_type == "smplh" and seq.gender == "male" and seq.fps == pytest.approx(59.94)
     np.testing.assert_array_equal(seq.pose_rotvec[:, :22].reshape(152, 66), real["poses"][:, :66])
     assert np.all(seq.pose_rotvec[:, 22:] == 0)
@@ -52,11 +58,20 @@ def test_smplx_full_and_split_layouts_agree(tmp_path):
     real = _real()
     poses = np.zeros((152, 165), np.float32)
     poses[:, :66] = real["poses"][:, :66]
-    a = read_amass_npz(_write(tmp_path, "a.npz", poses=poses, trans=real["trans"], mocap_framerate=30, betas=np.ones(300)))
+    a = read_amass_npz(
+        _write(tmp_path, "a.npz", poses=poses, trans=real["trans"], mocap_framerate=30, betas=np.ones(300))
+    )
     b = read_amass_npz(
-        _write(tmp_path, "b.npz", root_orient=real["poses"][:, :3], pose_body=real["poses"][:, 3:66],
-               trans=real["trans"], mocap_frame_rate=30.0, gender="female")
-    )  # fmt: skip
+        _write(
+            tmp_path,
+            "b.npz",
+            root_orient=real["poses"][:, :3],
+            pose_body=real["poses"][:, 3:66],
+            trans=real["trans"],
+            mocap_frame_rate=30.0,
+            gender="female",
+        )
+    )
     assert a.model_type == b.model_type == "smplx"
     assert a.betas.shape == (300,) and b.gender == "female"
     np.testing.assert_array_equal(a.pose_rotvec, b.pose_rotvec)

@@ -14,8 +14,17 @@ from trainers.sim_model import build_training_model
 def test_nominal_spec_compiles_to_the_training_model():
     ours, theirs = build_real_model("nominal"), build_training_model()
     assert (ours.nq, ours.nv, ours.nu, ours.ngeom) == (theirs.nq, theirs.nv, theirs.nu, theirs.ngeom)
-    for field in ("actuator_gainprm", "actuator_biasprm", "actuator_forcerange", "dof_armature", "dof_damping",
-                  "dof_frictionloss", "body_mass", "geom_conaffinity", "geom_contype"):  # fmt: skip
+    for field in (
+        "actuator_gainprm",
+        "actuator_biasprm",
+        "actuator_forcerange",
+        "dof_armature",
+        "dof_damping",
+        "dof_frictionloss",
+        "body_mass",
+        "geom_conaffinity",
+        "geom_contype",
+    ):
         np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), err_msg=field)
     assert ours.opt.timestep == theirs.opt.timestep and ours.opt.integrator == theirs.opt.integrator
 

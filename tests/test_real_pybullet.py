@@ -79,8 +79,10 @@ def test_gantry_step_response_close_but_different(g1):
 
 
 def test_cli_collect_and_bench_log_run_against_pybullet(tmp_path):
-    out = CliRunner().invoke(main, ["collect", "--motion", str(SQUAT), "--real", "pybullet:soft_ankles_delay",
-                                    "-o", str(tmp_path / "col.pkl")])  # fmt: skip
+    out = CliRunner().invoke(
+        main,
+        ["collect", "--motion", str(SQUAT), "--real", "pybullet:soft_ankles_delay", "-o", str(tmp_path / "col.pkl")],
+    )
     assert out.exit_code == 0, out.output
     (traj,) = read_collection(tmp_path / "col.pkl").values()
     assert traj.source == "real:pybullet:soft_ankles_delay" and traj.num_frames > 20
@@ -92,15 +94,15 @@ def test_cli_collect_and_bench_log_run_against_pybullet(tmp_path):
     own = one_step_rms(build_real_model("pybullet:soft_ankles_delay"), pairs)
     mujoco_twin, nominal = (one_step_rms(build_real_model(p), pairs) for p in ("soft_ankles_delay", "nominal"))
     assert own < 1e-4 and mujoco_twin > 20 * max(own, 1e-5) and nominal > mujoco_twin
-    out = CliRunner().invoke(main, ["bench-log", "--real", "pybullet", "--duration", "0.5",
-                                    "-o", str(tmp_path / "log.npz")])  # fmt: skip
+    out = CliRunner().invoke(
+        main, ["bench-log", "--real", "pybullet", "--duration", "0.5", "-o", str(tmp_path / "log.npz")]
+    )
     assert out.exit_code == 0, out.output
     log = read_bench_log(tmp_path / "log.npz")
     assert log.source == "real:pybullet:nominal" and np.isfinite(log.dof_pos).all()
     # The bench joints follow their targets (one policy step behind) to within a few degrees.
     ids = log.bench_ids
     assert np.median(np.abs(log.dof_pos[2:, ids] - log.pd_target[1:-1, ids])) < 0.1
-
 
 
 def test_cli_sim2sim_onnx_and_eval_policy_run_against_pybullet(tmp_path):
@@ -112,8 +114,22 @@ def test_cli_sim2sim_onnx_and_eval_policy_run_against_pybullet(tmp_path):
     run = write_tiny_run(tmp_path / "run", seed=1)
     onnx_path = export_actor(load_policy(run), tmp_path / "policy.onnx")
     motion = str(asap_reference(CLIP))
-    out = CliRunner().invoke(main, ["sim2sim", "--onnx", str(onnx_path), "--motion", motion, "--real", "pybullet",
-                                    "--pd-hz", "200", "--max-steps", "10"])  # fmt: skip
+    out = CliRunner().invoke(
+        main,
+        [
+            "sim2sim",
+            "--onnx",
+            str(onnx_path),
+            "--motion",
+            motion,
+            "--real",
+            "pybullet",
+            "--pd-hz",
+            "200",
+            "--max-steps",
+            "10",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert "Eg-mpjpe" in out.output and "PD 200 Hz" in out.output
     args = ["eval-policy", "--policy", str(run), "--motion", motion]

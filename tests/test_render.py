@@ -142,8 +142,13 @@ def test_animated_webp(tmp_path):
 
     out = tmp_path / "walk.webp"
     progress: list[tuple[int, int]] = []
-    render_library_clip(asap_reference(CLIP), out, config=RenderConfig(width_px=96, height_px=72), max_frames=3,
-                        on_frame=lambda done, total: progress.append((done, total)))  # fmt: skip
+    render_library_clip(
+        asap_reference(CLIP),
+        out,
+        config=RenderConfig(width_px=96, height_px=72),
+        max_frames=3,
+        on_frame=lambda done, total: progress.append((done, total)),
+    )
     with Image.open(out) as im:
         assert im.size == (96, 72) and im.n_frames == 3
     assert progress == [(0, 3), (1, 3), (2, 3), (3, 3)]  # before the first frame, then after each
@@ -156,9 +161,25 @@ def test_cli_render_side_by_side(tmp_path):
     out = tmp_path / "cmp.mp4"
     result = CliRunner().invoke(
         main,
-        ["render", str(asap_reference(CLIP)), "--compare", str(asap_reference(CLIP)), "--source", str(smpl_clip(CLIP)),
-         "-o", str(out), "--width", "192", "--height", "96", "--max-frames", "2", "--camera", "side"],
-    )  # fmt: skip
+        [
+            "render",
+            str(asap_reference(CLIP)),
+            "--compare",
+            str(asap_reference(CLIP)),
+            "--source",
+            str(smpl_clip(CLIP)),
+            "-o",
+            str(out),
+            "--width",
+            "192",
+            "--height",
+            "96",
+            "--max-frames",
+            "2",
+            "--camera",
+            "side",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "2 frames" in result.output and "2 panel(s)" in result.output
     frames, _ = read_video_frames(out)

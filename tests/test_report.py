@@ -30,11 +30,16 @@ def _make_batch(out: Path) -> Path:
         shutil.copy(asap_reference(name), out / "clips" / f"{clip}.pkl")
         records.append(
             ClipRecord(
-                clip=clip, source=str(smpl_clip(name)), status="ok", output=f"clips/{clip}.pkl", frames=150, fps=30.0,
+                clip=clip,
+                source=str(smpl_clip(name)),
+                status="ok",
+                output=f"clips/{clip}.pkl",
+                frames=150,
+                fps=30.0,
                 metrics={"mean_match_error_mm": [20.0, 35.0, 25.0][i], "max_match_error_mm": 60.0},
                 verdicts={"filter": "reject: floating" if name.startswith("squat") else "pass"},
             )
-        )  # fmt: skip
+        )
     records.append(
         ClipRecord(clip="broken", source="raw/broken.npz", status="failed", error="raw/broken.npz: no 'poses'")
     )
@@ -63,8 +68,12 @@ def test_report_files(batch_report):
         assert f'href="report_files/video_{name}_amass/joints.png"' in html
     # Worst first: the failed clip, the rejected one, then by mean match error (35 > 25 > 20).
     order = [line.split('data-clip="')[1].split('"')[0] for line in html.splitlines() if 'data-clip="' in line]
-    assert order == ["broken", "video_squat_level1_filter_amass", "video_CR7_level1_filter_amass",
-                     "video_walk_level1_filter_amass"]  # fmt: skip
+    assert order == [
+        "broken",
+        "video_squat_level1_filter_amass",
+        "video_CR7_level1_filter_amass",
+        "video_walk_level1_filter_amass",
+    ]
 
 
 def test_report_reuses_fresh_files(batch_report):
@@ -135,7 +144,7 @@ def _browser(tmp_path):
         "--window-size=1400,900",
         f"--user-data-dir={tmp_path / 'profile'}",
     ):
-        options.add_argument(flag)  # fmt: skip
+        options.add_argument(flag)
     return webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
 
 
@@ -169,7 +178,8 @@ def test_report_in_headless_chromium(batch_report, tmp_path):
         # Read at 1,280 px: every clip's file links are on screen without scrolling sideways.
         driver.set_window_size(1280, 900)
         right = driver.execute_script(
-            "return Math.max(...Array.from(document.querySelectorAll('td.files a')).map(a => a.getBoundingClientRect().right))")
+            "return Math.max(...Array.from(document.querySelectorAll('td.files a')).map(a => a.getBoundingClientRect().right))"
+        )
         width = driver.execute_script("return document.documentElement.clientWidth")
         assert 0 < right <= width <= 1280, (right, width)
         shot = tmp_path / "report.png"
@@ -194,8 +204,16 @@ def test_report_progress_names_each_clip_before_its_work(tmp_path):
 def test_report_header_rounds_figures_and_leaves_out_empty_ones():
     from retarget.viz.report_html import meta_line
 
-    line = meta_line({"seconds": 3.7319906560000504, "stages": [], "clips": 4, "robot": "g1_23dof", "note": None,
-                      "frames": 12345.678})  # fmt: skip
+    line = meta_line(
+        {
+            "seconds": 3.7319906560000504,
+            "stages": [],
+            "clips": 4,
+            "robot": "g1_23dof",
+            "note": None,
+            "frames": 12345.678,
+        }
+    )
     assert line == "seconds: 3.73 · clips: 4 · robot: g1_23dof · frames: 12346"
 
 

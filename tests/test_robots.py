@@ -15,7 +15,31 @@ from robots.g1 import ARMATURE_5020, ARMATURE_5020_X2, ARMATURE_7520_14, ARMATUR
 from robots.mujoco_model import build_mujoco_model, build_mujoco_spec, dof_qpos_indices
 from robots.pinocchio_model import build_pinocchio_model, mujoco_qpos_to_pinocchio
 
-ASAP_23_ORDER = ["left_hip_pitch_joint", "left_hip_roll_joint", "left_hip_yaw_joint", "left_knee_joint", "left_ankle_pitch_joint", "left_ankle_roll_joint", "right_hip_pitch_joint", "right_hip_roll_joint", "right_hip_yaw_joint", "right_knee_joint", "right_ankle_pitch_joint", "right_ankle_roll_joint", "waist_yaw_joint", "waist_roll_joint", "waist_pitch_joint", "left_shoulder_pitch_joint", "left_shoulder_roll_joint", "left_shoulder_yaw_joint", "left_elbow_joint", "right_shoulder_pitch_joint", "right_shoulder_roll_joint", "right_shoulder_yaw_joint", "right_elbow_joint"]
+ASAP_23_ORDER = [
+    "left_hip_pitch_joint",
+    "left_hip_roll_joint",
+    "left_hip_yaw_joint",
+    "left_knee_joint",
+    "left_ankle_pitch_joint",
+    "left_ankle_roll_joint",
+    "right_hip_pitch_joint",
+    "right_hip_roll_joint",
+    "right_hip_yaw_joint",
+    "right_knee_joint",
+    "right_ankle_pitch_joint",
+    "right_ankle_roll_joint",
+    "waist_yaw_joint",
+    "waist_roll_joint",
+    "waist_pitch_joint",
+    "left_shoulder_pitch_joint",
+    "left_shoulder_roll_joint",
+    "left_shoulder_yaw_joint",
+    "left_elbow_joint",
+    "right_shoulder_pitch_joint",
+    "right_shoulder_roll_joint",
+    "right_shoulder_yaw_joint",
+    "right_elbow_joint",
+]
 
 
 def test_spec_reads_joint_order_and_limits_from_urdf():
@@ -57,9 +81,7 @@ def test_mujoco_and_pinocchio_forward_kinematics_agree(name):
         for body in range(1, mj_model.nbody):
             frame = pin_model.getFrameId(mj_model.body(body).name, pin.BODY)
             np.testing.assert_allclose(pin_data.oMf[frame].translation, mj_data.xpos[body], atol=1e-6)
-            np.testing.assert_allclose(
-                pin_data.oMf[frame].rotation, mj_data.xmat[body].reshape(3, 3), atol=1e-6
-            )
+            np.testing.assert_allclose(pin_data.oMf[frame].rotation, mj_data.xmat[body].reshape(3, 3), atol=1e-6)
 
 
 def test_mujoco_model_has_free_base_floor_and_rotor_inertia():

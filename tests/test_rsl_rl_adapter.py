@@ -34,9 +34,22 @@ CLIP = "kick_level2_filter"  # 101 frames at 30 Hz, official ASAP retarget
 NUM_ENVS = 4
 # Small networks and short rollouts keep the rsl_rl runs fast; every value differs from rsl_rl's own
 # defaults (num_mini_batches 4, entropy 0.01, ...) so that the config check cannot pass by coincidence.
-SMALL = PPOConfig(actor_hidden=(64, 32), critic_hidden=(48, 24), init_noise_std=0.3, num_steps_per_env=8,
-                  num_learning_epochs=3, num_mini_batches=2, clip_param=0.25, gamma=0.98, lam=0.9,
-                  value_loss_coef=0.7, entropy_coef=0.003, learning_rate=5e-4, desired_kl=0.02, max_grad_norm=0.8)  # fmt: skip
+SMALL = PPOConfig(
+    actor_hidden=(64, 32),
+    critic_hidden=(48, 24),
+    init_noise_std=0.3,
+    num_steps_per_env=8,
+    num_learning_epochs=3,
+    num_mini_batches=2,
+    clip_param=0.25,
+    gamma=0.98,
+    lam=0.9,
+    value_loss_coef=0.7,
+    entropy_coef=0.003,
+    learning_rate=5e-4,
+    desired_kl=0.02,
+    max_grad_norm=0.8,
+)
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +114,19 @@ def test_translated_config_reaches_rsl_rl_and_curricula_run_once_per_rollout(mod
     vec = RslRlTrackingEnv(make_env(model_and_refs, env_cfg, cls=CountingEnv), SMALL.num_steps_per_env)
     runner = quiet_runner(vec, SMALL)
     alg = runner.alg
-    for name in ("num_learning_epochs", "num_mini_batches", "clip_param", "gamma", "lam", "value_loss_coef",
-                 "entropy_coef", "learning_rate", "desired_kl", "max_grad_norm", "use_clipped_value_loss"):  # fmt: skip
+    for name in (
+        "num_learning_epochs",
+        "num_mini_batches",
+        "clip_param",
+        "gamma",
+        "lam",
+        "value_loss_coef",
+        "entropy_coef",
+        "learning_rate",
+        "desired_kl",
+        "max_grad_norm",
+        "use_clipped_value_loss",
+    ):
         assert getattr(alg, name) == getattr(SMALL, name), name
     assert alg.schedule == "adaptive" and not alg.normalize_advantage_per_mini_batch
     assert alg.storage.num_transitions_per_env == SMALL.num_steps_per_env
@@ -126,8 +150,22 @@ def test_translated_config_reaches_rsl_rl_and_curricula_run_once_per_rollout(mod
 
 def test_cli_training_writes_loadable_checkpoints_and_resumes(tmp_path, model_and_refs, env_cfg):
     run = tmp_path / "run"
-    args = ["train", "track", "--motion", str(asap_reference(CLIP)), "-o", str(run), "--iterations", "2",
-            "--num-envs", str(NUM_ENVS), "--threads", "1", "--ppo", "rsl-rl"]  # fmt: skip
+    args = [
+        "train",
+        "track",
+        "--motion",
+        str(asap_reference(CLIP)),
+        "-o",
+        str(run),
+        "--iterations",
+        "2",
+        "--num-envs",
+        str(NUM_ENVS),
+        "--threads",
+        "1",
+        "--ppo",
+        "rsl-rl",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     config = json.loads((run / "config.json").read_text())
@@ -144,8 +182,15 @@ def test_cli_training_writes_loadable_checkpoints_and_resumes(tmp_path, model_an
     assert actions.shape == (NUM_ENVS, env.num_actions) and torch.isfinite(actions).all()
     # The plain-torch actor is rsl_rl's own actor (normalizer + MLP, deterministic output).
     td = RslRlTrackingEnv(env, None).get_observations()
-    ref = MLPModel(td, {"actor": ["policy"]}, "actor", env.num_actions, hidden_dims=[512, 256, 128],
-                   obs_normalization=True, distribution_cfg={"class_name": "GaussianDistribution", "std_type": "log"})  # fmt: skip
+    ref = MLPModel(
+        td,
+        {"actor": ["policy"]},
+        "actor",
+        env.num_actions,
+        hidden_dims=[512, 256, 128],
+        obs_normalization=True,
+        distribution_cfg={"class_name": "GaussianDistribution", "std_type": "log"},
+    )
     ref.load_state_dict(torch.load(run / "model_1.pt", weights_only=True)["actor_state_dict"])
     with torch.no_grad():
         torch.testing.assert_close(actions, ref.eval()(td))
@@ -184,8 +229,14 @@ def test_cli_training_writes_loadable_checkpoints_and_resumes(tmp_path, model_an
 
 
 def test_rsl_rl_ppo_learns_a_trivial_task_like_ours_with_the_same_settings():
-    cfg = PPOConfig(actor_hidden=(32, 32), critic_hidden=(32, 32), num_steps_per_env=8, init_noise_std=0.5,
-                    learning_rate=3e-3, entropy_coef=0.0)  # fmt: skip
+    cfg = PPOConfig(
+        actor_hidden=(32, 32),
+        critic_hidden=(32, 32),
+        num_steps_per_env=8,
+        init_noise_std=0.5,
+        learning_rate=3e-3,
+        entropy_coef=0.0,
+    )
     torch.manual_seed(0)
     vec = RslRlTrackingEnv(MatchTargetEnv(), cfg.num_steps_per_env)
     runner = quiet_runner(vec, cfg)
@@ -222,4 +273,6 @@ def test_a_run_folder_of_our_ppo_is_refused_untouched(tmp_path):
     with pytest.raises(AsapRetargetError, match="--ppo ours"):
         train_track_rsl_rl(asap_reference(CLIP), tmp_path, iterations=1, num_envs=NUM_ENVS)
     assert (tmp_path / "config.json").read_text() == "{}" and sorted(p.name for p in tmp_path.iterdir()) == [
-        "config.json", "model_last.pt"]  # fmt: skip
+        "config.json",
+        "model_last.pt",
+    ]

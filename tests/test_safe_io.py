@@ -44,8 +44,12 @@ def test_atomic_write_replaces_a_regular_file_and_keeps_the_usual_mode(tmp_path:
 def test_atomic_write_refuses_what_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
     target, out = tmp_path / "target.txt", tmp_path / "out.txt"
     target.write_text("keep")
-    make = {"symlink": lambda: out.symlink_to(target), "fifo": lambda: os.mkfifo(out), "directory": out.mkdir,
-            "device": lambda: os.mknod(out, stat.S_IFCHR | 0o600, os.makedev(1, 3))}  # fmt: skip
+    make = {
+        "symlink": lambda: out.symlink_to(target),
+        "fifo": lambda: os.mkfifo(out),
+        "directory": out.mkdir,
+        "device": lambda: os.mknod(out, stat.S_IFCHR | 0o600, os.makedev(1, 3)),
+    }
     make[kind]()
     mode = out.lstat().st_mode
     with pytest.raises(OutputFileError, match="out.txt"):
@@ -88,7 +92,9 @@ def test_frame_limit_has_one_default_and_an_override(monkeypatch: pytest.MonkeyP
     assert current_limits().max_frames == Limits.max_frames == 200_000
     expected = int(np.floor((seq.num_frames - 1) / seq.fps * 3000 + 1e-9)) + 1
     monkeypatch.setenv(MAX_FRAMES_ENV, str(expected - 1))
-    with pytest.raises(MotionFileError, match=rf"video_kick.*gives {expected} frames, more than the limit of {expected - 1}"):
+    with pytest.raises(
+        MotionFileError, match=rf"video_kick.*gives {expected} frames, more than the limit of {expected - 1}"
+    ):
         resample_sequence(seq, 3000.0)
     monkeypatch.setenv(MAX_FRAMES_ENV, str(expected))
     assert resample_sequence(seq, 3000.0).num_frames == expected
@@ -96,8 +102,9 @@ def test_frame_limit_has_one_default_and_an_override(monkeypatch: pytest.MonkeyP
 
 def test_cli_flag_raises_or_lowers_the_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(MAX_FRAMES_ENV, "")  # restored after the test: the flag writes the environment
-    result = CliRunner().invoke(main, ["--max-frames", "50", "retarget", str(smpl_clip("kick_level1_filter")),
-                                       "-o", str(tmp_path / "out.pkl")])  # fmt: skip
+    result = CliRunner().invoke(
+        main, ["--max-frames", "50", "retarget", str(smpl_clip("kick_level1_filter")), "-o", str(tmp_path / "out.pkl")]
+    )
     assert result.exit_code == 1 and "more than the limit of 50" in result.stderr
     assert not (tmp_path / "out.pkl").exists()
 
@@ -127,10 +134,19 @@ def test_collect_writes_only_what_delta_fit_reads(tmp_path: Path) -> None:
     from trainers.delta.collection import Trajectory, read_collection, write_collection
 
     num = 5
-    traj = Trajectory(motion_id="walk", fps=50.0, root_pos_w=np.zeros((num, 3)), root_quat_w=np.tile([1.0, 0, 0, 0], (num, 1)),
-                      root_lin_vel_w=np.zeros((num, 3)), root_ang_vel_w=np.zeros((num, 3)), dof_pos=np.zeros((num, 23)),
-                      dof_vel=np.zeros((num, 23)), action=np.zeros((num, 23)), pd_target=np.zeros((num, 23)),
-                      phase=np.linspace(0, 1, num))  # fmt: skip
+    traj = Trajectory(
+        motion_id="walk",
+        fps=50.0,
+        root_pos_w=np.zeros((num, 3)),
+        root_quat_w=np.tile([1.0, 0, 0, 0], (num, 1)),
+        root_lin_vel_w=np.zeros((num, 3)),
+        root_ang_vel_w=np.zeros((num, 3)),
+        dof_pos=np.zeros((num, 23)),
+        dof_vel=np.zeros((num, 23)),
+        action=np.zeros((num, 23)),
+        pd_target=np.zeros((num, 23)),
+        phase=np.linspace(0, 1, num),
+    )
     good = write_collection(tmp_path / "good.pkl", {"walk__0": traj})
     assert read_collection(good)["walk__0"].num_frames == num
     for bad in ({"fps": 0.0}, {"fps": float("nan")}, {"phase": np.full(num, np.nan)}):

@@ -235,9 +235,10 @@ def test_compiled_normal_equations_match_the_numpy_reference(g1):
     state = (
         result.motion.root_pos_w - [0, 0, 0.03],  # push the feet into the floor
         quat_to_matrix(result.motion.root_quat_w),
-        np.clip(result.motion.dof_pos + rng.normal(scale=0.3, size=result.motion.dof_pos.shape), g1.lower_rad,
-                g1.upper_rad),
-    )  # fmt: skip
+        np.clip(
+            result.motion.dof_pos + rng.normal(scale=0.3, size=result.motion.dof_pos.shape), g1.lower_rad, g1.upper_rad
+        ),
+    )
     H, g, violation = solver._normal_equations(state, problem.targets)
     H_ref, g_ref = _reference_normal_equations(solver, state, problem.targets)
     assert violation > 0.01

@@ -60,11 +60,16 @@ def test_a_steady_spin_passes_through_the_wrap():
 def test_jittered_real_clip_gets_its_footfalls_back():
     clean = read_amass_npz(smpl_clip("step_forward_back_level2_filter"))
     rng = np.random.default_rng(3)
-    noisy = clean.with_frames(clean.pose_rotvec + rng.normal(0.0, np.radians(1.0), clean.pose_rotvec.shape),
-                              clean.trans_w + rng.normal(0.0, 0.01, clean.trans_w.shape), clean.fps)  # fmt: skip
+    noisy = clean.with_frames(
+        clean.pose_rotvec + rng.normal(0.0, np.radians(1.0), clean.pose_rotvec.shape),
+        clean.trans_w + rng.normal(0.0, 0.01, clean.trans_w.shape),
+        clean.fps,
+    )
 
     def stance(seq: SmplSequence) -> float:
-        return float(detect_foot_contacts(smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)[0], seq.fps).stance.mean())
+        return float(
+            detect_foot_contacts(smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)[0], seq.fps).stance.mean()
+        )
 
     assert stance(noisy) < 0.3 * stance(clean)
     assert stance(smooth_sequence(noisy, VIDEO_CUTOFF_HZ)) > 0.75 * stance(clean)

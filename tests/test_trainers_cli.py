@@ -17,8 +17,20 @@ def test_train_track_then_eval_and_export(tmp_path):
     run = tmp_path / "run"
     lib = asap_reference(CLIP)
     cli = CliRunner()
-    args = ["train", "track", "--motion", str(lib), "-o", str(run), "--iterations", "1", "--num-envs", "4",
-            "--threads", "1"]  # fmt: skip
+    args = [
+        "train",
+        "track",
+        "--motion",
+        str(lib),
+        "-o",
+        str(run),
+        "--iterations",
+        "1",
+        "--num-envs",
+        "4",
+        "--threads",
+        "1",
+    ]
     result = cli.invoke(main, args)
     assert result.exit_code == 0, result.output
     config = json.loads((run / "config.json").read_text())
@@ -44,8 +56,23 @@ def test_train_track_then_eval_and_export(tmp_path):
 def test_unknown_clip_and_missing_run_are_clear_errors(tmp_path):
     cli = CliRunner()
     lib = asap_reference(CLIP)
-    result = cli.invoke(main, ["train", "track", "--motion", str(lib), "--clip", "nope", "-o", str(tmp_path / "r"),
-                               "--iterations", "1", "--num-envs", "2"])  # fmt: skip
+    result = cli.invoke(
+        main,
+        [
+            "train",
+            "track",
+            "--motion",
+            str(lib),
+            "--clip",
+            "nope",
+            "-o",
+            str(tmp_path / "r"),
+            "--iterations",
+            "1",
+            "--num-envs",
+            "2",
+        ],
+    )
     assert result.exit_code == 1 and "no clip 'nope'" in result.output
     result = cli.invoke(main, ["eval-policy", str(tmp_path / "missing"), "--motion", str(lib)])
     assert result.exit_code == 1 and "no such run folder" in result.output
@@ -55,8 +82,24 @@ def test_wall_clock_budget_and_termination_start(tmp_path):
     """--max-minutes stops after the first iteration past the budget; --termination-init-m sets the drift curriculum."""
     run = tmp_path / "run"
     lib = asap_reference(CLIP)
-    args = ["train", "track", "--motion", str(lib), "-o", str(run), "--iterations", "50", "--num-envs", "2",
-            "--threads", "1", "--max-minutes", "0.0001", "--termination-init-m", "0.2"]  # fmt: skip
+    args = [
+        "train",
+        "track",
+        "--motion",
+        str(lib),
+        "-o",
+        str(run),
+        "--iterations",
+        "50",
+        "--num-envs",
+        "2",
+        "--threads",
+        "1",
+        "--max-minutes",
+        "0.0001",
+        "--termination-init-m",
+        "0.2",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader((run / "learning_curve.csv").open()))

@@ -61,8 +61,14 @@ class MatchTargetEnv:
 
 
 def _small_cfg(**kw):
-    base = {"actor_hidden": (32, 32), "critic_hidden": (32, 32), "num_steps_per_env": 8, "init_noise_std": 0.5,
-            "learning_rate": 3e-3, "entropy_coef": 0.0}  # fmt: skip
+    base = {
+        "actor_hidden": (32, 32),
+        "critic_hidden": (32, 32),
+        "num_steps_per_env": 8,
+        "init_noise_std": 0.5,
+        "learning_rate": 3e-3,
+        "entropy_coef": 0.0,
+    }
     base.update(kw)
     return PPOConfig(**base)
 

@@ -35,14 +35,28 @@ def perfect_state(robot) -> TrackingState:
     q = np.broadcast_to(0.5 * (robot.lower_rad + robot.upper_rad), (N, d)).copy()  # mid-range: inside every limit
     vel, ang, qd = (rng.normal(size=s) for s in ((N, p, 3), (N, b, 3), (N, d)))
     return TrackingState(
-        layout=layout, point_pos_w=pos, ref_point_pos_w=pos.copy(), point_lin_vel_w=vel,
-        ref_point_lin_vel_w=vel.copy(), body_quat_w=quat, ref_body_quat_w=quat.copy(), body_ang_vel_w=ang,
-        ref_body_ang_vel_w=ang.copy(), dof_pos=q, ref_dof_pos=q.copy(), dof_vel=qd, ref_dof_vel=qd.copy(),
-        action=np.ones((N, d)), last_action=np.ones((N, d)), actuator_force=np.zeros((N, d)),
-        dof_lower_rad=robot.lower_rad, dof_upper_rad=robot.upper_rad,
-        dof_vel_limit_rad_s=robot.velocity_limit_rad_s, effort_limit_nm=robot.effort_limit_nm,
+        layout=layout,
+        point_pos_w=pos,
+        ref_point_pos_w=pos.copy(),
+        point_lin_vel_w=vel,
+        ref_point_lin_vel_w=vel.copy(),
+        body_quat_w=quat,
+        ref_body_quat_w=quat.copy(),
+        body_ang_vel_w=ang,
+        ref_body_ang_vel_w=ang.copy(),
+        dof_pos=q,
+        ref_dof_pos=q.copy(),
+        dof_vel=qd,
+        ref_dof_vel=qd.copy(),
+        action=np.ones((N, d)),
+        last_action=np.ones((N, d)),
+        actuator_force=np.zeros((N, d)),
+        dof_lower_rad=robot.lower_rad,
+        dof_upper_rad=robot.upper_rad,
+        dof_vel_limit_rad_s=robot.velocity_limit_rad_s,
+        effort_limit_nm=robot.effort_limit_nm,
         terminated=np.zeros(N, dtype=bool),
-    )  # fmt: skip
+    )
 
 
 def test_zero_error_gives_reward_one_for_every_tracking_term(robot):
@@ -134,8 +148,11 @@ def test_termination_rule_and_penalty(robot):
     np.testing.assert_array_equal(failed(s, 0.3), [True, False, True])
     np.testing.assert_array_equal(failed(s, 1.5), [False, False, True])
     s.terminated = failed(s, 0.3)
-    cfg = RewardConfig(tracking=(), penalties=tuple(p for p in RewardConfig().penalties if p.fn is rewards.termination),
-                       scale_by_dt=False)  # fmt: skip
+    cfg = RewardConfig(
+        tracking=(),
+        penalties=tuple(p for p in RewardConfig().penalties if p.fn is rewards.termination),
+        scale_by_dt=False,
+    )
     total, _ = compute_reward(s, cfg, penalty_scale=0.1, policy_dt_s=0.02)
     # The termination penalty is outside the penalty curriculum; a non-finite state gives 0, not NaN.
     np.testing.assert_allclose(total, [-200.0, 0.0, -200.0])

@@ -113,8 +113,9 @@ def test_tram_track_file_and_folder_with_a_moving_camera(tmp_path, walk):
 
 
 def test_inspect_lists_the_tracks(tmp_path, walk):
-    path = write_wham(tmp_path / "wham_output.pkl", {0: wham_entry(walk, np.arange(40)),
-                                                     5: wham_entry(walk, np.r_[0:30, 35:100])})  # fmt: skip
+    path = write_wham(
+        tmp_path / "wham_output.pkl", {0: wham_entry(walk, np.arange(40)), 5: wham_entry(walk, np.r_[0:30, 35:100])}
+    )
     result = CliRunner().invoke(main, ["inspect", str(path)])
     assert result.exit_code == 0, result.output
     assert "5 (default)" in result.output and "95" in result.output and "smpl" in result.output
@@ -172,15 +173,17 @@ def test_eval_and_render_take_a_video_result_as_source(tmp_path):
     reports = []
     for source in (smpl_clip("walk_level2_filter"), gvhmr):
         out = tmp_path / f"{source.stem}.json"
-        result = CliRunner().invoke(main, ["eval", str(library), "--source", str(source), "--json", str(out),
-                                           "--smooth-hz", "0"])  # fmt: skip
+        result = CliRunner().invoke(
+            main, ["eval", str(library), "--source", str(source), "--json", str(out), "--smooth-hz", "0"]
+        )
         assert result.exit_code == 0, result.output
         reports.append(json.loads(out.read_text())["clips"][0])
     for key in ("limb_direction_error_deg", "stance_sole_abs_height_mm", "stance_slide_cm_s"):
         assert reports[1][key] == pytest.approx(reports[0][key], rel=1e-4, abs=1e-4), key
     png = tmp_path / "still.png"
-    result = CliRunner().invoke(main, ["render", str(library), "-o", str(png), "--source", str(gvhmr),
-                                       "--width", "160", "--height", "120"])  # fmt: skip
+    result = CliRunner().invoke(
+        main, ["render", str(library), "-o", str(png), "--source", str(gvhmr), "--width", "160", "--height", "120"]
+    )
     assert result.exit_code == 0, result.output
     assert png.stat().st_size > 0
 

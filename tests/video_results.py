@@ -41,8 +41,12 @@ def write_gvhmr(path: Path, seq: SmplSequence, smplx: bool = True) -> Path:
         "transl": torch.tensor(src.trans_w, dtype=torch.float32),
         "betas": torch.zeros(n, 10),
     }
-    pred = {"smpl_params_global": params, "smpl_params_incam": dict(params), "K_fullimg": torch.eye(3).repeat(n, 1, 1),
-            "net_outputs": {"static_conf_logits": torch.zeros(1, n, 6)}}  # fmt: skip
+    pred = {
+        "smpl_params_global": params,
+        "smpl_params_incam": dict(params),
+        "K_fullimg": torch.eye(3).repeat(n, 1, 1),
+        "net_outputs": {"static_conf_logits": torch.zeros(1, n, 6)},
+    }
     torch.save(pred, path)
     return path
 
@@ -87,8 +91,16 @@ def write_tram(folder: Path, seq: SmplSequence, tracks: dict[int, np.ndarray]) -
     src = y_up(seq)
     (folder / "hps").mkdir(parents=True, exist_ok=True)
     cam_rot, cam_pos = camera_path(seq.num_frames)
-    np.save(folder / "camera.npy", {"pred_cam_R": cam_rot, "pred_cam_T": cam_pos, "world_cam_R": cam_rot,
-                                    "world_cam_T": cam_pos, "img_focal": np.float64(1000.0)})  # fmt: skip
+    np.save(
+        folder / "camera.npy",
+        {
+            "pred_cam_R": cam_rot,
+            "pred_cam_T": cam_pos,
+            "world_cam_R": cam_rot,
+            "world_cam_T": cam_pos,
+            "img_focal": np.float64(1000.0),
+        },
+    )
     j0 = neutral_skeleton().offsets[0]
     for k, frames in tracks.items():
         r_cw = np.swapaxes(cam_rot[frames], 1, 2)

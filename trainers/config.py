@@ -231,8 +231,9 @@ def _known_reward_fns(extra: tuple[ErrorFn, ...]) -> dict[str, ErrorFn]:
     return {to_jsonable(fn): fn for fn in (*fns, *extra)}
 
 
-def reward_config_from_jsonable(data: dict[str, Any], source: str = "config", *,
-                                reward_fns: tuple[ErrorFn, ...] = ()) -> RewardConfig:  # fmt: skip
+def reward_config_from_jsonable(
+    data: dict[str, Any], source: str = "config", *, reward_fns: tuple[ErrorFn, ...] = ()
+) -> RewardConfig:
     """Rebuild a saved :class:`RewardConfig`: each term's function is the known function of that name.
 
     Names resolve only against :mod:`trainers.rewards` plus ``reward_fns`` (never an import by string); an unknown
@@ -249,15 +250,17 @@ def reward_config_from_jsonable(data: dict[str, Any], source: str = "config", *,
 
     try:
         tracking = tuple(TrackingTerm(fn(t["fn"]), float(t["weight"]), float(t["sigma"])) for t in data["tracking"])
-        penalties = tuple(PenaltyTerm(fn(t["fn"]), float(t["weight"]), bool(t.get("curriculum", True)))
-                          for t in data["penalties"])  # fmt: skip
+        penalties = tuple(
+            PenaltyTerm(fn(t["fn"]), float(t["weight"]), bool(t.get("curriculum", True))) for t in data["penalties"]
+        )
         return RewardConfig(tracking, penalties, bool(data.get("scale_by_dt", True)))
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{source}: the saved reward is not a tracking/penalties record ({exc!r})") from exc
 
 
-def env_config_from_jsonable(data: dict[str, Any], source: str = "config", *, rewards_required: bool = True,
-                             reward_fns: tuple[ErrorFn, ...] = ()) -> TrackingEnvConfig:  # fmt: skip
+def env_config_from_jsonable(
+    data: dict[str, Any], source: str = "config", *, rewards_required: bool = True, reward_fns: tuple[ErrorFn, ...] = ()
+) -> TrackingEnvConfig:
     """Rebuild a saved :class:`TrackingEnvConfig`, its reward terms included.
 
     ``rewards_required=False`` (evaluation, which reports tracking errors and never a reward) keeps the default

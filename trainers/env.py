@@ -28,8 +28,14 @@ from trainers.tracking_step import compute_reward, failed
 class TrackingEnv:
     """Phase-based motion tracking of one or more reference clips (one clip per environment)."""
 
-    def __init__(self, references: list[MotionReference], num_envs: int, cfg: TrackingEnvConfig | None = None,
-                 seed: int = 0, model: mujoco.MjModel | None = None):  # fmt: skip
+    def __init__(
+        self,
+        references: list[MotionReference],
+        num_envs: int,
+        cfg: TrackingEnvConfig | None = None,
+        seed: int = 0,
+        model: mujoco.MjModel | None = None,
+    ):
         cfg = TrackingEnvConfig() if cfg is None else cfg
         self.cfg, self.refs, self.num_envs = cfg, list(references), int(num_envs)
         self.device = "cpu"
@@ -103,32 +109,53 @@ class TrackingEnv:
         return TrackingState(
             layout=self.layout,
             point_pos_w=np.concatenate([self._xpos[:, self.body_ids], self._site_xpos[:, self.site_ids]], axis=1),
-            ref_point_pos_w=ref.point_pos_w, point_lin_vel_w=point_vel, ref_point_lin_vel_w=ref.point_lin_vel_w,
-            body_quat_w=self._xquat[:, self.body_ids].copy(), ref_body_quat_w=ref.body_quat_w,
-            body_ang_vel_w=body_ang, ref_body_ang_vel_w=ref.body_ang_vel_w,
-            dof_pos=self._qpos[:, self.qpos_adr].copy(), ref_dof_pos=ref.dof_pos,
-            dof_vel=self._qvel[:, self.qvel_adr].copy(), ref_dof_vel=ref.dof_vel,
-            action=self.action.copy(), last_action=self.last_action.copy(), actuator_force=self._force.copy(),
-            dof_lower_rad=self.robot.lower_rad, dof_upper_rad=self.robot.upper_rad,
-            dof_vel_limit_rad_s=self.robot.velocity_limit_rad_s, effort_limit_nm=self.robot.effort_limit_nm,
-            terminated=terminated, foot_contact_height_m=self.cfg.foot_contact_height_m,
-        )  # fmt: skip
+            ref_point_pos_w=ref.point_pos_w,
+            point_lin_vel_w=point_vel,
+            ref_point_lin_vel_w=ref.point_lin_vel_w,
+            body_quat_w=self._xquat[:, self.body_ids].copy(),
+            ref_body_quat_w=ref.body_quat_w,
+            body_ang_vel_w=body_ang,
+            ref_body_ang_vel_w=ref.body_ang_vel_w,
+            dof_pos=self._qpos[:, self.qpos_adr].copy(),
+            ref_dof_pos=ref.dof_pos,
+            dof_vel=self._qvel[:, self.qvel_adr].copy(),
+            ref_dof_vel=ref.dof_vel,
+            action=self.action.copy(),
+            last_action=self.last_action.copy(),
+            actuator_force=self._force.copy(),
+            dof_lower_rad=self.robot.lower_rad,
+            dof_upper_rad=self.robot.upper_rad,
+            dof_vel_limit_rad_s=self.robot.velocity_limit_rad_s,
+            effort_limit_nm=self.robot.effort_limit_nm,
+            terminated=terminated,
+            foot_contact_height_m=self.cfg.foot_contact_height_m,
+        )
 
     def _frame(self) -> np.ndarray:
         quat = self._qpos[:, 3:7]
         return obs_terms.actor_frame(
-            self._qvel[:, 3:6], quat, self._qpos[:, self.qpos_adr] - self.q_default, self._qvel[:, self.qvel_adr],
-            self.action, self.phase(), self.cfg.obs.ang_vel_scale, self.cfg.obs.dof_vel_scale,
-        )  # fmt: skip
+            self._qvel[:, 3:6],
+            quat,
+            self._qpos[:, self.qpos_adr] - self.q_default,
+            self._qvel[:, self.qvel_adr],
+            self.action,
+            self.phase(),
+            self.cfg.obs.ang_vel_scale,
+            self.cfg.obs.dof_vel_scale,
+        )
 
     def _observations(self) -> tuple[torch.Tensor, dict]:
         clip = self.cfg.obs.clip
         actor = np.clip(self.history.reshape(self.num_envs, -1), -clip, clip)
         s = self.state
         extra = obs_terms.critic_extras(
-            self._qpos[:, :3], self._qpos[:, 3:7], self._qvel[:, :3], s.point_pos_w, s.ref_point_pos_w,
+            self._qpos[:, :3],
+            self._qpos[:, 3:7],
+            self._qvel[:, :3],
+            s.point_pos_w,
+            s.ref_point_pos_w,
             self.cfg.obs.lin_vel_scale,
-        )  # fmt: skip
+        )
         critic = np.clip(np.concatenate([actor, extra], axis=1), -clip, clip)
         obs = torch.as_tensor(actor, dtype=torch.float32)
         return obs, {"observations": {"critic": torch.as_tensor(critic, dtype=torch.float32)}}
@@ -137,8 +164,9 @@ class TrackingEnv:
         return self._observations()
 
     # --- reset / step ------------------------------------------------------------------------
-    def reset_envs(self, ids: np.ndarray, start_phase: np.ndarray | None = None,
-                   clip_ids: np.ndarray | None = None) -> None:  # fmt: skip
+    def reset_envs(
+        self, ids: np.ndarray, start_phase: np.ndarray | None = None, clip_ids: np.ndarray | None = None
+    ) -> None:
         """Reference state initialization: put environments ``ids`` on a (random) clip at a (random) phase."""
         ids = np.asarray(ids, dtype=int)
         if ids.size == 0:
@@ -249,9 +277,11 @@ class TrackingEnv:
         self.finished_ratios.clear()
         if mean_ratio > c.long_episode_fraction:
             self.penalty_scale = min(self.penalty_scale * c.penalty_rate, c.penalty_scale_max)
-            self.termination_distance_m = max(self.termination_distance_m * c.termination_rate,
-                                              c.termination_distance_min_m)  # fmt: skip
+            self.termination_distance_m = max(
+                self.termination_distance_m * c.termination_rate, c.termination_distance_min_m
+            )
         elif mean_ratio < c.short_episode_fraction:
             self.penalty_scale = max(self.penalty_scale / c.penalty_rate, 0.0)
-            self.termination_distance_m = min(self.termination_distance_m / c.termination_rate,
-                                              c.termination_distance_init_m)  # fmt: skip
+            self.termination_distance_m = min(
+                self.termination_distance_m / c.termination_rate, c.termination_distance_init_m
+            )

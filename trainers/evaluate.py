@@ -34,9 +34,7 @@ def eval_env_config(cfg: TrackingEnvConfig, domain_rand: bool = False) -> Tracki
     return dataclasses.replace(cfg, random_start=False, init_dof_noise_rad=0.0, domain_rand=dr)
 
 
-def rollout_episodes(
-    policy: Policy, env: TrackingEnv, clip_ids: np.ndarray
-) -> list[tuple[np.ndarray, np.ndarray]]:
+def rollout_episodes(policy: Policy, env: TrackingEnv, clip_ids: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """One episode per environment on clip ``clip_ids[i]``, from phase 0 until it ends or fails (0.5 m rule)."""
     env.termination_distance_m = SUCCESS_DISTANCE_M
     n = env.num_envs
@@ -57,9 +55,14 @@ def rollout_episodes(
     return [(np.stack(r), np.stack(q)) for r, q in zip(robot, ref)]
 
 
-def evaluate_policy(policy: Policy, references: list[MotionReference], cfg: TrackingEnvConfig,
-                    episodes_per_clip: int = 1, seed: int = 0, domain_rand: bool = False
-                    ) -> tuple[TrackingMetrics, list[ClipEvaluation]]:  # fmt: skip
+def evaluate_policy(
+    policy: Policy,
+    references: list[MotionReference],
+    cfg: TrackingEnvConfig,
+    episodes_per_clip: int = 1,
+    seed: int = 0,
+    domain_rand: bool = False,
+) -> tuple[TrackingMetrics, list[ClipEvaluation]]:
     """Overall metrics (frame-weighted over all episodes) and per-clip metrics."""
     cfg = eval_env_config(cfg, domain_rand)
     clip_ids = np.repeat(np.arange(len(references)), episodes_per_clip)
@@ -67,8 +70,9 @@ def evaluate_policy(policy: Policy, references: list[MotionReference], cfg: Trac
     return summarize_episodes(references, clip_ids, rollout_episodes(policy, env, clip_ids), env.policy_dt_s)
 
 
-def summarize_episodes(references: list[MotionReference], clip_ids: np.ndarray, episodes, policy_dt_s: float
-                       ) -> tuple[TrackingMetrics, list[ClipEvaluation]]:  # fmt: skip
+def summarize_episodes(
+    references: list[MotionReference], clip_ids: np.ndarray, episodes, policy_dt_s: float
+) -> tuple[TrackingMetrics, list[ClipEvaluation]]:
     """Overall (frame-weighted) and per-clip metrics of rolled-out episodes."""
     per_clip = []
     for c, ref in enumerate(references):
@@ -84,9 +88,14 @@ def _root_pose_and_dofs(state, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return state.point_pos_w[i, 0].copy(), state.body_quat_w[i, 0].copy(), state.dof_pos[i].copy()
 
 
-def performed_motions(policy: Policy, references: list[MotionReference], cfg: TrackingEnvConfig,
-                      episodes_per_clip: int = 1, seed: int = 0, domain_rand: bool = False
-                      ) -> list[RobotMotion]:  # fmt: skip
+def performed_motions(
+    policy: Policy,
+    references: list[MotionReference],
+    cfg: TrackingEnvConfig,
+    episodes_per_clip: int = 1,
+    seed: int = 0,
+    domain_rand: bool = False,
+) -> list[RobotMotion]:
     """What the robot did: root pose and joint angles per policy step, from phase 0 to the clip's end.
 
     The episodes are :func:`evaluate_policy`'s (same ``seed``: same randomized physics per episode) but
@@ -111,7 +120,14 @@ def performed_motions(policy: Policy, references: list[MotionReference], cfg: Tr
     motions = []
     for episode, recorded in enumerate(frames):
         root, quat, dofs = (np.stack(x) for x in zip(*recorded))
-        motions.append(RobotMotion(name=f"{references[clip_ids[episode]].name}_episode{episode}", fps=1.0 / env.policy_dt_s,
-                                   root_pos_w=root, root_quat_w=quat, dof_pos=dofs,
-                                   human_joints_w=np.zeros((len(root), 24, 3))))  # fmt: skip
+        motions.append(
+            RobotMotion(
+                name=f"{references[clip_ids[episode]].name}_episode{episode}",
+                fps=1.0 / env.policy_dt_s,
+                root_pos_w=root,
+                root_quat_w=quat,
+                dof_pos=dofs,
+                human_joints_w=np.zeros((len(root), 24, 3)),
+            )
+        )
     return motions

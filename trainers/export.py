@@ -51,8 +51,15 @@ def export_actor(loaded: LoadedPolicy, output: str | Path) -> Path:
         with warnings.catch_warnings():
             # The TorchScript-based exporter needs no onnxscript; torch marks it deprecated.
             warnings.simplefilter("ignore", DeprecationWarning)
-            torch.onnx.export(actor, (example,), buffer, input_names=["obs"], output_names=["actions"],
-                              dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}}, dynamo=False)  # fmt: skip
+            torch.onnx.export(
+                actor,
+                (example,),
+                buffer,
+                input_names=["obs"],
+                output_names=["actions"],
+                dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},
+                dynamo=False,
+            )
         atomic_write(output, lambda tmp: tmp.write_bytes(buffer.getvalue()))
     else:
         with warnings.catch_warnings():

@@ -62,11 +62,15 @@ def _episode_sums(pos: np.ndarray, ref: np.ndarray) -> _Sums:
     vel = np.linalg.norm(np.diff(pos, axis=0) - np.diff(ref, axis=0), axis=-1)
     acc = np.linalg.norm(np.diff(pos, 2, axis=0) - np.diff(ref, 2, axis=0), axis=-1)
     return _Sums(
-        frames=pos.shape[0], g=float(dist.mean(1).sum()), local=float(local.mean(1).sum()),
-        vel=float(vel.mean(1).sum()) if vel.size else 0.0, vel_frames=vel.shape[0],
-        acc=float(acc.mean(1).sum()) if acc.size else 0.0, acc_frames=acc.shape[0],
+        frames=pos.shape[0],
+        g=float(dist.mean(1).sum()),
+        local=float(local.mean(1).sum()),
+        vel=float(vel.mean(1).sum()) if vel.size else 0.0,
+        vel_frames=vel.shape[0],
+        acc=float(acc.mean(1).sum()) if acc.size else 0.0,
+        acc_frames=acc.shape[0],
         success=bool((dist.mean(1) <= SUCCESS_DISTANCE_M).all()),
-    )  # fmt: skip
+    )
 
 
 def tracking_metrics(episodes: list[tuple[np.ndarray, np.ndarray]]) -> TrackingMetrics:

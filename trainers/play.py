@@ -56,8 +56,13 @@ def _root_and_dofs(s) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return s.point_pos_w[0, 0].copy(), s.body_quat_w[0, 0].copy(), s.dof_pos[0].copy()
 
 
-def play_policy(policy: Policy, reference: MotionReference, env_cfg: TrackingEnvConfig,
-                profile: str = DEFAULT_REAL_PROFILE, max_steps: int | None = None) -> PlayResult:  # fmt: skip
+def play_policy(
+    policy: Policy,
+    reference: MotionReference,
+    env_cfg: TrackingEnvConfig,
+    profile: str = DEFAULT_REAL_PROFILE,
+    max_steps: int | None = None,
+) -> PlayResult:
     """Roll ``policy`` out on ``reference`` from phase 0 to the clip's end (or ``max_steps`` policy steps)."""
     cfg = eval_env_config(env_cfg)
     model = build_real_model(profile, cfg.sim)
@@ -84,14 +89,24 @@ def play_policy(policy: Policy, reference: MotionReference, env_cfg: TrackingEnv
     failed_at = int(far[0]) if far.size else None
     cut = len(points) if failed_at is None else failed_at + 1
     motion = RobotMotion(
-        name=f"{reference.name}_policy", fps=1.0 / env.policy_dt_s, root_pos_w=np.stack(root),
-        root_quat_w=np.stack(quat), dof_pos=np.stack(dofs), human_joints_w=np.zeros((len(root), 24, 3)),
-    )  # fmt: skip
+        name=f"{reference.name}_policy",
+        fps=1.0 / env.policy_dt_s,
+        root_pos_w=np.stack(root),
+        root_quat_w=np.stack(quat),
+        dof_pos=np.stack(dofs),
+        human_joints_w=np.zeros((len(root), 24, 3)),
+    )
     return PlayResult(motion, tracking_metrics([(robot_pts[:cut], ref_pts[:cut])]), failed_at)
 
 
-def render_rollout(motion: RobotMotion, output: str | Path, config: RenderConfig, robot: str,
-                   compare: RobotMotion | None = None, max_frames: int | None = None) -> int:  # fmt: skip
+def render_rollout(
+    motion: RobotMotion,
+    output: str | Path,
+    config: RenderConfig,
+    robot: str,
+    compare: RobotMotion | None = None,
+    max_frames: int | None = None,
+) -> int:
     """Render the rollout (beside the reference ``compare``) to a video, or one still for ``.png``; frames written."""
     panels = [Panel(motion, robot, "policy")]
     if compare is not None:

@@ -70,20 +70,30 @@ def load_policy(run: str | Path) -> LoadedPolicy:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0].split(". ")[0]
         raise PolicyFileError(f"{ckpt}: cannot read the checkpoint or its config: {first}") from exc
     if not isinstance(config, dict) or not isinstance(payload, dict):
-        raise PolicyFileError(f"{ckpt}: the checkpoint and its config.json must both hold dicts, found "
-                              f"{type(payload).__name__} and {type(config).__name__}; is this a run of this package?")
+        raise PolicyFileError(
+            f"{ckpt}: the checkpoint and its config.json must both hold dicts, found "
+            f"{type(payload).__name__} and {type(config).__name__}; is this a run of this package?"
+        )
     try:
         env_cfg = env_config_from_jsonable(config["env"], str(config_path), rewards_required=False)
         if "actor_state_dict" in payload:  # trained with --ppo rsl-rl
             return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_cfg, ckpt, int(payload.get("iter", 0)) + 1)
         ppo = config["ppo"]
         cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
-        policy = ActorCritic(payload["num_obs"], payload["num_privileged_obs"], payload["num_actions"],
-                             cfg.actor_hidden, cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
+        policy = ActorCritic(
+            payload["num_obs"],
+            payload["num_privileged_obs"],
+            payload["num_actions"],
+            cfg.actor_hidden,
+            cfg.critic_hidden,
+            cfg.init_noise_std,
+            cfg.normalize_obs,
+        )
         policy.load_state_dict(payload["model"])
         iteration = int(payload["iteration"])
     except (KeyError, TypeError, ValueError, AttributeError, RuntimeError) as exc:
-        raise PolicyFileError(f"{ckpt}: not a checkpoint and config.json of this package ({type(exc).__name__}: "
-                              f"{exc})") from exc  # fmt: skip
+        raise PolicyFileError(
+            f"{ckpt}: not a checkpoint and config.json of this package ({type(exc).__name__}: {exc})"
+        ) from exc
     policy.eval()
     return LoadedPolicy(policy, env_cfg, ckpt, iteration)

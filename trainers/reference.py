@@ -107,10 +107,17 @@ class MotionReference:
         quat = quat_slerp(self.body_quat_w[i0], self.body_quat_w[i0 + 1], a[:, None])
         pos, vel, ang = lerp(self.point_pos_w), lerp(self.point_lin_vel_w), lerp(self.body_ang_vel_w)
         return ReferenceFrame(
-            point_pos_w=pos, point_lin_vel_w=vel, body_quat_w=quat, body_ang_vel_w=ang,
-            dof_pos=lerp(self.dof_pos), dof_vel=lerp(self.dof_vel),
-            root_pos_w=pos[:, 0], root_quat_w=quat[:, 0], root_lin_vel_w=vel[:, 0], root_ang_vel_w=ang[:, 0],
-        )  # fmt: skip
+            point_pos_w=pos,
+            point_lin_vel_w=vel,
+            body_quat_w=quat,
+            body_ang_vel_w=ang,
+            dof_pos=lerp(self.dof_pos),
+            dof_vel=lerp(self.dof_vel),
+            root_pos_w=pos[:, 0],
+            root_quat_w=quat[:, 0],
+            root_lin_vel_w=vel[:, 0],
+            root_ang_vel_w=ang[:, 0],
+        )
 
 
 def _angular_velocity_w(quat_w: np.ndarray, fps: float) -> np.ndarray:

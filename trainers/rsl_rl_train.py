@@ -57,10 +57,14 @@ def _make_runner(vec: RslRlTrackingEnv, train_cfg: dict, run_dir: Path, meta: di
             payload = self.alg.save()
             payload["iter"] = self.current_learning_iteration
             payload["infos"] = {
-                **(infos or {}), "num_obs": env.num_obs, "num_privileged_obs": env.num_privileged_obs,
-                "num_actions": env.num_actions, "penalty_scale": float(env.penalty_scale),
-                "termination_distance_m": float(env.termination_distance_m), "meta": meta,
-            }  # fmt: skip
+                **(infos or {}),
+                "num_obs": env.num_obs,
+                "num_privileged_obs": env.num_privileged_obs,
+                "num_actions": env.num_actions,
+                "penalty_scale": float(env.penalty_scale),
+                "termination_distance_m": float(env.termination_distance_m),
+                "meta": meta,
+            }
             atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
             self.logger.save_model(path, self.current_learning_iteration)
 
@@ -87,10 +91,18 @@ def _resume(runner, vec: RslRlTrackingEnv, run_dir: Path) -> Path | None:
 
 
 def train_track_rsl_rl(
-    library: str | Path, run_dir: str | Path, clip: str | None = None, iterations: int = 100, num_envs: int = 64,
-    seed: int = 0, env_cfg: TrackingEnvConfig | None = None, ppo_cfg: PPOConfig | None = None,
-    on_iteration: Callable[[dict], None] | None = None, checkpoint_every: int = 50, max_minutes: float | None = None,
-) -> TrainResult:  # fmt: skip
+    library: str | Path,
+    run_dir: str | Path,
+    clip: str | None = None,
+    iterations: int = 100,
+    num_envs: int = 64,
+    seed: int = 0,
+    env_cfg: TrackingEnvConfig | None = None,
+    ppo_cfg: PPOConfig | None = None,
+    on_iteration: Callable[[dict], None] | None = None,
+    checkpoint_every: int = 50,
+    max_minutes: float | None = None,
+) -> TrainResult:
     """``train_track`` with rsl_rl's ``OnPolicyRunner`` and PPO (settings: :func:`rsl_rl_train_cfg` of ``ppo_cfg``).
 
     ``on_iteration`` gets ``train_track``'s learning-curve row after every iteration; ``max_minutes`` ends the
@@ -112,10 +124,17 @@ def train_track_rsl_rl(
     vec = RslRlTrackingEnv(env, curriculum_every_steps=ppo_cfg.num_steps_per_env)
     train_cfg = rsl_rl_train_cfg(ppo_cfg, save_interval=checkpoint_every)
     config = {
-        "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
-        "num_envs": num_envs, "seed": seed, "env": to_jsonable(env_cfg), "ppo": to_jsonable(ppo_cfg),
-        "ppo_backend": "rsl-rl", "rsl_rl_version": RSL_RL_VERSION, "rsl_rl": train_cfg,
-    }  # fmt: skip
+        "motion": str(Path(library).resolve()),
+        "clip": clip,
+        "clips": [r.name for r in refs],
+        "num_envs": num_envs,
+        "seed": seed,
+        "env": to_jsonable(env_cfg),
+        "ppo": to_jsonable(ppo_cfg),
+        "ppo_backend": "rsl-rl",
+        "rsl_rl_version": RSL_RL_VERSION,
+        "rsl_rl": train_cfg,
+    }
     atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
     rows: list[dict] = []
     with (run_dir / "rsl_rl_console.log").open("a") as console_log:
@@ -155,13 +174,18 @@ def _curve_row(runner, vec: RslRlTrackingEnv, kw: dict, steps_per_iteration: int
     logger, losses = runner.logger, kw["loss_dict"]
     iteration_s = kw["collect_time"] + kw["learn_time"]
     return {
-        "iteration": kw["it"] + 1, "env_steps": (kw["it"] + 1) * steps_per_iteration,
-        "wall_s": round(logger.tot_time, 2), "env_steps_per_s": round(steps_per_iteration / iteration_s, 1),
+        "iteration": kw["it"] + 1,
+        "env_steps": (kw["it"] + 1) * steps_per_iteration,
+        "wall_s": round(logger.tot_time, 2),
+        "env_steps_per_s": round(steps_per_iteration / iteration_s, 1),
         "mean_step_reward": vec.take_mean_reward(),
         "mean_episode_return": statistics.mean(logger.rewbuffer) if logger.rewbuffer else float("nan"),
         "mean_episode_length": statistics.mean(logger.lenbuffer) if logger.lenbuffer else float("nan"),
-        "surrogate_loss": losses["surrogate"], "value_loss": losses["value"], "kl": float("nan"),
-        "learning_rate": kw["learning_rate"], "action_std": float(kw["action_std"].detach().mean()),
-        "termination_distance_m": vec.env.termination_distance_m, "penalty_scale": vec.env.penalty_scale,
-    }  # fmt: skip
-
+        "surrogate_loss": losses["surrogate"],
+        "value_loss": losses["value"],
+        "kl": float("nan"),
+        "learning_rate": kw["learning_rate"],
+        "action_std": float(kw["action_std"].detach().mean()),
+        "termination_distance_m": vec.env.termination_distance_m,
+        "penalty_scale": vec.env.penalty_scale,
+    }

@@ -70,8 +70,15 @@ def load_onnx_policy(path: str | Path):
     return lambda obs: session.run(None, {"obs": np.asarray(obs, dtype=np.float32)})[0]
 
 
-_SIDECAR_SIM_KEYS: tuple[str, ...] = ("robot", "physics_dt_s", "decimation", "init_height_offset_m", "action_offset",
-                                      "action_scale", "action_clip")  # fmt: skip
+_SIDECAR_SIM_KEYS: tuple[str, ...] = (
+    "robot",
+    "physics_dt_s",
+    "decimation",
+    "init_height_offset_m",
+    "action_offset",
+    "action_scale",
+    "action_clip",
+)
 _SIDECAR_OBS_KEYS: tuple[str, ...] = ("ang_vel_scale", "dof_vel_scale", "clip")
 
 
@@ -86,12 +93,21 @@ def load_sidecar(policy_path: str | Path) -> dict:
         raise Sim2SimError(f"{path}: not a readable JSON sidecar ({exc}); export the policy again") from exc
     if not isinstance(info, dict):
         raise Sim2SimError(f"{path}: expected a JSON object, found {type(info).__name__}; export the policy again")
-    missing = {"joint_names", "kp", "kd", "effort_limit_nm", "default_joint_pos_rad", "sim", "obs",
-               "obs_history_len"} - set(info)  # fmt: skip
+    missing = {
+        "joint_names",
+        "kp",
+        "kd",
+        "effort_limit_nm",
+        "default_joint_pos_rad",
+        "sim",
+        "obs",
+        "obs_history_len",
+    } - set(info)
     sim, obs = info.get("sim"), info.get("obs")
     if not missing and isinstance(sim, dict) and isinstance(obs, dict):
-        missing = {f"sim.{k}" for k in _SIDECAR_SIM_KEYS if k not in sim} | {f"obs.{k}" for k in _SIDECAR_OBS_KEYS
-                                                                             if k not in obs}  # fmt: skip
+        missing = {f"sim.{k}" for k in _SIDECAR_SIM_KEYS if k not in sim} | {
+            f"obs.{k}" for k in _SIDECAR_OBS_KEYS if k not in obs
+        }
     if missing or not isinstance(sim, dict) or not isinstance(obs, dict):
         raise Sim2SimError(f"{path}: no {', '.join(sorted(missing)) or 'sim/obs objects'}; export the policy again")
     try:
@@ -104,8 +120,10 @@ def load_sidecar(policy_path: str | Path) -> dict:
         raise Sim2SimError(f"{path}: joint_names {unknown!r} are not joints of {robot.name}")
     sizes = {k: np.shape(info[k]) for k in ("kp", "kd", "effort_limit_nm", "default_joint_pos_rad")}
     if any(shape != (len(names),) for shape in sizes.values()):
-        raise Sim2SimError(f"{path}: kp, kd, effort_limit_nm and default_joint_pos_rad must each have one number per "
-                           f"joint ({len(names)}), found shapes {sizes}")  # fmt: skip
+        raise Sim2SimError(
+            f"{path}: kp, kd, effort_limit_nm and default_joint_pos_rad must each have one number per "
+            f"joint ({len(names)}), found shapes {sizes}"
+        )
     for key in ("physics_dt_s", "decimation"):
         value = sim[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -164,14 +182,16 @@ class Sim2SimRunner:
     def frame(self) -> np.ndarray:
         o, d = self.info["obs"], self.data
         quat = d.qpos[3:7]
-        return np.concatenate([
-            d.qvel[3:6] * o["ang_vel_scale"],  # free joint angular velocity is in the body frame
-            _quat_rotate_inverse(quat, np.array([0.0, 0.0, -1.0])),
-            d.qpos[self.qpos_adr] - self.q_default,
-            d.qvel[self.qvel_adr] * o["dof_vel_scale"],
-            self.last_action,
-            [self.phase()],
-        ])  # fmt: skip
+        return np.concatenate(
+            [
+                d.qvel[3:6] * o["ang_vel_scale"],  # free joint angular velocity is in the body frame
+                _quat_rotate_inverse(quat, np.array([0.0, 0.0, -1.0])),
+                d.qpos[self.qpos_adr] - self.q_default,
+                d.qvel[self.qvel_adr] * o["dof_vel_scale"],
+                self.last_action,
+                [self.phase()],
+            ]
+        )
 
     def observation(self) -> np.ndarray:
         clip = self.info["obs"]["clip"]

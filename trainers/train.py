@@ -38,10 +38,18 @@ class TrainResult:
 
 
 def train_track(
-    library: str | Path, run_dir: str | Path, clip: str | None = None, iterations: int = 100, num_envs: int = 64,
-    seed: int = 0, env_cfg: TrackingEnvConfig | None = None, ppo_cfg: PPOConfig | None = None,
-    on_iteration: Callable[[dict], None] | None = None, checkpoint_every: int = 50, max_minutes: float | None = None,
-) -> TrainResult:  # fmt: skip
+    library: str | Path,
+    run_dir: str | Path,
+    clip: str | None = None,
+    iterations: int = 100,
+    num_envs: int = 64,
+    seed: int = 0,
+    env_cfg: TrackingEnvConfig | None = None,
+    ppo_cfg: PPOConfig | None = None,
+    on_iteration: Callable[[dict], None] | None = None,
+    checkpoint_every: int = 50,
+    max_minutes: float | None = None,
+) -> TrainResult:
     """Train a tracking policy on ``library`` (or one ``clip`` of it) for ``iterations`` PPO iterations.
 
     ``max_minutes`` ends the call earlier, after the first iteration past that wall-clock budget.
@@ -59,9 +67,14 @@ def train_track(
     run_dir.mkdir(parents=True, exist_ok=True)  # only once the motion is known to be usable
     env = TrackingEnv(refs, num_envs, env_cfg, seed=seed, model=model)
     config = {
-        "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
-        "num_envs": num_envs, "seed": seed, "env": to_jsonable(env_cfg), "ppo": to_jsonable(ppo_cfg),
-    }  # fmt: skip
+        "motion": str(Path(library).resolve()),
+        "clip": clip,
+        "clips": [r.name for r in refs],
+        "num_envs": num_envs,
+        "seed": seed,
+        "env": to_jsonable(env_cfg),
+        "ppo": to_jsonable(ppo_cfg),
+    }
     atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
     runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"]})
     resumed = run_dir / "model_last.pt" if (run_dir / "model_last.pt").exists() else None

@@ -33,7 +33,7 @@ __all__ = [
     "find_clips",
     "process_clip",
     "run_batch",
-]  # fmt: skip
+]
 __getattr__, __dir__ = lazy_exports(__name__, dict.fromkeys(__all__, "retarget.batch.run"))
 
 if TYPE_CHECKING:

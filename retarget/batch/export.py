@@ -58,8 +58,9 @@ def export_clips(out_dir: Path, records: Iterable[ClipRecord], fmt: str, process
             for note in changed:  # "<clip>: <what>" → one line per <what>
                 notes.setdefault(note.split(": ", 1)[-1], record.clip)
             name = loaded.motion.name
-            ROBOT_FORMATS[fmt].write(target if name == record.clip else export_path(out_dir, fmt, name), motion,
-                                     robot, DEFAULT_OPTIONS)  # fmt: skip
+            ROBOT_FORMATS[fmt].write(
+                target if name == record.clip else export_path(out_dir, fmt, name), motion, robot, DEFAULT_OPTIONS
+            )
             written += 1
     lines = tuple(f"{what} (first: {clip})" for what, clip in notes.items())
     return ExportResult(out_dir / fmt, written, lines)

@@ -28,9 +28,22 @@ MANIFEST_JSON = "manifest.json"
 MANIFEST_CSV = "manifest.csv"
 COMBINED_LIBRARY_NAME = "motion_library.pkl"
 _CSV_COLUMNS = (
-    "clip", "status", "source", "source_sha256", "config_digest", "code_version", "output", "output_sha256",
-    "frames", "fps", "duration_s", "source_frames", "source_fps", "seconds", "error",
-)  # fmt: skip
+    "clip",
+    "status",
+    "source",
+    "source_sha256",
+    "config_digest",
+    "code_version",
+    "output",
+    "output_sha256",
+    "frames",
+    "fps",
+    "duration_s",
+    "source_frames",
+    "source_fps",
+    "seconds",
+    "error",
+)
 
 
 class _ClipStream:

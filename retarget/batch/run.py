@@ -70,7 +70,7 @@ __all__ = [
     "find_clips",
     "process_clip",
     "run_batch",
-]  # fmt: skip
+]
 
 CONFIG_JSON = "config.json"
 EXECUTORS = ("process", "ray", "inline")
@@ -266,8 +266,16 @@ def run_batch(
         counts["skipped"] += kind == "skipped"
         counts["frames"] += record.frames if kind == "done" else 0
         if on_event is not None:
-            event = BatchEvent(kind, record, len(sources), len(records), counts["failed"], counts["skipped"],
-                               counts["frames"], time.monotonic() - start)  # fmt: skip
+            event = BatchEvent(
+                kind,
+                record,
+                len(sources),
+                len(records),
+                counts["failed"],
+                counts["skipped"],
+                counts["frames"],
+                time.monotonic() - start,
+            )
             on_event(event)
 
     def jobs() -> Iterator[ClipJob]:
@@ -314,9 +322,16 @@ def run_batch(
                 library = build_combined_library(out_dir, ordered, previous_manifest.get("library"))
             except OutputFileError as exc:
                 unwritten.append(str(exc))
-        header = {"config": config.to_dict(), "config_digest": identity.config_digest,
-                  "code_version": identity.code_version, "stages": list(identity.stages), "library": library,
-                  "format": options.output_format, "stale_removed": stale, "unwritten": unwritten}  # fmt: skip
+        header = {
+            "config": config.to_dict(),
+            "config_digest": identity.config_digest,
+            "code_version": identity.code_version,
+            "stages": list(identity.stages),
+            "library": library,
+            "format": options.output_format,
+            "stale_removed": stale,
+            "unwritten": unwritten,
+        }
         export = None
         try:
             export = export_clips(out_dir, ordered, options.output_format, processed)
@@ -326,9 +341,11 @@ def run_batch(
             write_manifest(out_dir, ordered, header)
         except OutputFileError as exc:
             failed = sum(not r.ok for r in ordered)
-            raise BatchError(f"{exc}; the batch ran ({len(ordered) - failed}/{len(ordered)} clips ok) but its manifest "
-                             f"could not be written, nor: {'; '.join(unwritten) or 'nothing else'}; free space and "
-                             "rerun the same command (finished clips are kept)") from exc  # fmt: skip
+            raise BatchError(
+                f"{exc}; the batch ran ({len(ordered) - failed}/{len(ordered)} clips ok) but its manifest "
+                f"could not be written, nor: {'; '.join(unwritten) or 'nothing else'}; free space and "
+                "rerun the same command (finished clips are kept)"
+            ) from exc
     return BatchResult(
         records=in_order,
         processed=len(records) - counts["skipped"],

@@ -56,15 +56,22 @@ def discover_clips(source_dir: Path, patterns: tuple[str, ...] = CLIP_PATTERNS) 
     return ClipDiscovery(clips, sorted(unreadable))
 
 
-def retire_stale_outputs(out_dir: Path, names: list[str], move: bool = False,
-                         exported: list[tuple[str, str]] | None = None) -> list[str]:  # fmt: skip
+def retire_stale_outputs(
+    out_dir: Path, names: list[str], move: bool = False, exported: list[tuple[str, str]] | None = None
+) -> list[str]:
     """Remove (or, with `move`, move into ``stale/``) `clips/<n>.pkl` and `records/<n>.json` of every clip
     name not in `names`, and its file in each `exported` (folder, extension) of a consumer dialect;
     returns those names, sorted."""
     keep = set(names)
     outputs = [(CLIPS_DIR, ".pkl"), (RECORDS_DIR, ".json"), *(exported or [])]
-    stale = sorted({p.name.removesuffix(suffix) for folder, suffix in outputs for p in (out_dir / folder).glob(f"*{suffix}")
-                    if not p.name.startswith(".") and p.name.removesuffix(suffix) not in keep})  # fmt: skip
+    stale = sorted(
+        {
+            p.name.removesuffix(suffix)
+            for folder, suffix in outputs
+            for p in (out_dir / folder).glob(f"*{suffix}")
+            if not p.name.startswith(".") and p.name.removesuffix(suffix) not in keep
+        }
+    )
     for name in stale:
         for folder, suffix in outputs:
             path = out_dir / folder / f"{name}{suffix}"

@@ -48,8 +48,10 @@ def filter_stage(result: RetargetResult, seq: SmplSequence, config: RetargetConf
     from retarget.filter import filter_result
 
     verdict = filter_result(result, seq, robot_name=config.robot)
-    metrics = {"filter.kept_frames": float(verdict.kept_frames), "filter.kept_fraction":
-               verdict.kept_frames / max(verdict.num_frames, 1)}  # fmt: skip
+    metrics = {
+        "filter.kept_frames": float(verdict.kept_frames),
+        "filter.kept_fraction": verdict.kept_frames / max(verdict.num_frames, 1),
+    }
     label = verdict.decision if verdict.first_failure is None else f"{verdict.decision}: {verdict.first_failure}"
     motion = None
     if verdict.decision == "trim" and verdict.kept_ranges:
@@ -84,8 +86,9 @@ def _controller(result: RetargetResult, seq: SmplSequence, config: RetargetConfi
     if out.motion is None:
         return StageResult(metrics=metrics, verdict=label)
     if beside:
-        return StageResult(metrics=metrics, verdict=label,
-                           extra_motions={result.motion.name + PERFORMED_SUFFIX: out.motion})  # fmt: skip
+        return StageResult(
+            metrics=metrics, verdict=label, extra_motions={result.motion.name + PERFORMED_SUFFIX: out.motion}
+        )
     return StageResult(metrics=metrics, verdict=label, motion=out.motion)
 
 
@@ -102,5 +105,9 @@ def controller_beside_stage(result: RetargetResult, seq: SmplSequence, config: R
     return _controller(result, seq, config, beside=True)
 
 
-STAGES = {"eval": eval_stage, "filter": filter_stage, "controller": controller_stage,
-          "controller-beside": controller_beside_stage}  # fmt: skip
+STAGES = {
+    "eval": eval_stage,
+    "filter": filter_stage,
+    "controller": controller_stage,
+    "controller-beside": controller_beside_stage,
+}

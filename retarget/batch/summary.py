@@ -52,8 +52,10 @@ def load_records(out_dir: Path) -> tuple[list[ClipRecord], bool]:
     records = [r for r in read if r is not None]
     if not records:
         if (out_dir / MANIFEST_JSON).exists():
-            raise BatchSummaryError(f"{out_dir / MANIFEST_JSON}: not a batch manifest (expected an object with a "
-                                    f"'clips' list) and no {RECORDS_DIR}/*.json to read instead; rerun the batch")
+            raise BatchSummaryError(
+                f"{out_dir / MANIFEST_JSON}: not a batch manifest (expected an object with a "
+                f"'clips' list) and no {RECORDS_DIR}/*.json to read instead; rerun the batch"
+            )
         raise BatchSummaryError(f"{out_dir}: no {MANIFEST_JSON} and no {RECORDS_DIR}/*.json; not a batch output folder")
     return records, False
 

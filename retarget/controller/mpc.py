@@ -22,9 +22,14 @@ class SamplingPlanner:
     """Plans PD-target residuals around a reference for one MuJoCo model (not thread-safe)."""
 
     def __init__(
-        self, model: mujoco.MjModel, ref: ControlReference, dof_qpos: np.ndarray, dof_qvel: np.ndarray,
-        kp: np.ndarray, cfg: TrackerConfig,
-    ) -> None:  # fmt: skip
+        self,
+        model: mujoco.MjModel,
+        ref: ControlReference,
+        dof_qpos: np.ndarray,
+        dof_qvel: np.ndarray,
+        kp: np.ndarray,
+        cfg: TrackerConfig,
+    ) -> None:
         self.model, self.ref, self.cfg = model, ref, cfg
         self.dof_qpos, self.dof_qvel = dof_qpos, dof_qvel
         self.horizon = max(2, round(cfg.horizon_s / (cfg.physics_dt_s * cfg.decimation)))
@@ -105,11 +110,19 @@ class SamplingPlanner:
         quat = 1.0 - np.sum(qpos[..., 3:7] * self.ref.qpos[idx, 3:7], axis=-1) ** 2
         joint = np.mean((qpos[..., self.dof_qpos] - self.ref.qpos[idx][:, self.dof_qpos]) ** 2, axis=-1) / 0.2**2
         jvel = np.mean((qvel[..., self.dof_qvel] - self.ref.qvel[idx][:, self.dof_qvel]) ** 2, axis=-1) / 2.0**2
-        root_vel = (np.sum((qvel[..., 0:3] - self.ref.qvel[idx, 0:3]) ** 2, axis=-1) / 0.5**2
-                    + np.sum((qvel[..., 3:6] - self.ref.qvel[idx, 3:6]) ** 2, axis=-1) / 2.0**2)  # fmt: skip
+        root_vel = (
+            np.sum((qvel[..., 0:3] - self.ref.qvel[idx, 0:3]) ** 2, axis=-1) / 0.5**2
+            + np.sum((qvel[..., 3:6] - self.ref.qvel[idx, 3:6]) ** 2, axis=-1) / 2.0**2
+        )
         effort = np.mean((residual / self.sigma_rad) ** 2, axis=-1)
-        step = (cfg.body_weight * body + cfg.root_quat_weight * quat / 0.05 + cfg.joint_weight * joint
-                + cfg.joint_vel_weight * jvel + cfg.root_vel_weight * root_vel + cfg.effort_weight * effort)  # fmt: skip
+        step = (
+            cfg.body_weight * body
+            + cfg.root_quat_weight * quat / 0.05
+            + cfg.joint_weight * joint
+            + cfg.joint_vel_weight * jvel
+            + cfg.root_vel_weight * root_vel
+            + cfg.effort_weight * effort
+        )
         step[:, -1] *= cfg.terminal_weight
         total = step.mean(axis=1)
         return np.where(np.isfinite(total), total, np.inf)

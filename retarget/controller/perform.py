@@ -33,18 +33,26 @@ def performed_qpos(run: TrackingRun, num_frames: int, fps: float) -> np.ndarray:
 
 
 def performed_motion(
-    run: TrackingRun, reference: RobotMotion, robot: RobotSpec, model, frame_range: tuple[int, int] | None = None,
+    run: TrackingRun,
+    reference: RobotMotion,
+    robot: RobotSpec,
+    model,
+    frame_range: tuple[int, int] | None = None,
     name: str | None = None,
-) -> RobotMotion:  # fmt: skip
+) -> RobotMotion:
     """The performed motion over `frame_range` (start, stop exclusive) of the reference clip, at its rate;
     `human_joints_w` are the reference's (the targets the motion was made for)."""
     a, b = frame_range if frame_range is not None else (0, reference.num_frames)
     qpos = performed_qpos(run, reference.num_frames, reference.fps)[a:b]
     quat = qpos[:, 3:7] / np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True)
     return RobotMotion(
-        name=name or reference.name, fps=reference.fps, root_pos_w=qpos[:, 0:3].copy(), root_quat_w=quat,
-        dof_pos=qpos[:, dof_qpos_indices(model, robot)].copy(), human_joints_w=reference.human_joints_w[a:b].copy(),
-    )  # fmt: skip
+        name=name or reference.name,
+        fps=reference.fps,
+        root_pos_w=qpos[:, 0:3].copy(),
+        root_quat_w=quat,
+        dof_pos=qpos[:, dof_qpos_indices(model, robot)].copy(),
+        human_joints_w=reference.human_joints_w[a:b].copy(),
+    )
 
 
 @dataclass(frozen=True)
@@ -64,16 +72,24 @@ class Provenance:
 
     def to_dict(self) -> dict:
         return {
-            "clip": self.clip, "source_sha256": self.source_sha256, "frame_range": list(self.frame_range),
-            "fps": self.fps, "controller": self.config.to_dict(),
-            "tracking_errors_mm": {k: round(v, 2) for k, v in self.errors_mm.items()}, "falls": self.falls,
-        }  # fmt: skip
+            "clip": self.clip,
+            "source_sha256": self.source_sha256,
+            "frame_range": list(self.frame_range),
+            "fps": self.fps,
+            "controller": self.config.to_dict(),
+            "tracking_errors_mm": {k: round(v, 2) for k, v in self.errors_mm.items()},
+            "falls": self.falls,
+        }
 
 
 def provenance(
-    run: TrackingRun, clip: str, fps: float, frame_range: tuple[int, int], config: ControllerConfig,
+    run: TrackingRun,
+    clip: str,
+    fps: float,
+    frame_range: tuple[int, int],
+    config: ControllerConfig,
     source_sha256: str = "",
-) -> Provenance:  # fmt: skip
+) -> Provenance:
     steps = frame_steps(run, frame_range[1], fps)[frame_range[0] :]
     mask = np.zeros(run.num_steps, dtype=bool)
     if len(steps):

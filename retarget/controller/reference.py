@@ -57,10 +57,17 @@ def positions(model: mujoco.MjModel, qpos: np.ndarray, site_ids: np.ndarray) -> 
 
 
 def control_reference(
-    model: mujoco.MjModel, qpos: np.ndarray, fps: float, dt_s: float, site_ids: np.ndarray,
-    dof_qvel: np.ndarray, kp: np.ndarray, kd: np.ndarray, joint_torque_nm: np.ndarray | None = None,
+    model: mujoco.MjModel,
+    qpos: np.ndarray,
+    fps: float,
+    dt_s: float,
+    site_ids: np.ndarray,
+    dof_qvel: np.ndarray,
+    kp: np.ndarray,
+    kd: np.ndarray,
+    joint_torque_nm: np.ndarray | None = None,
     velocity_feedforward: bool = True,
-) -> ControlReference:  # fmt: skip
+) -> ControlReference:
     """Resample (T, nq) `qpos` at `fps` [Hz] to the control period `dt_s` and compute what the cost needs.
     `joint_torque_nm` (T, D) are the joint torques the motion needs (inverse dynamics with contact
     forces, :func:`retarget.filter.dynamics.analyse_dynamics`), fed forward through the PD targets."""
@@ -81,5 +88,4 @@ def control_reference(
         nxt = np.minimum(idx + 1, len(joint_torque_nm) - 1)
         tau = (1.0 - alpha)[:, None] * joint_torque_nm[idx] + alpha[:, None] * joint_torque_nm[nxt]
         offset += tau / kp
-    return ControlReference(dt_s=dt_s, qpos=q, qvel=qvel, site_pos_w=sites, body_pos_w=bodies,
-                            target_offset_rad=offset)  # fmt: skip
+    return ControlReference(dt_s=dt_s, qpos=q, qvel=qvel, site_pos_w=sites, body_pos_w=bodies, target_offset_rad=offset)

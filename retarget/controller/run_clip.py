@@ -39,9 +39,13 @@ class PerformResult:
 
 
 def perform_result(
-    result: RetargetResult, seq: SmplSequence, config: ControllerConfig | None = None,
-    robot_name: str = "g1_23dof", source_sha256: str = "", layers: tuple[str, ...] = CONTROLLER_LAYERS,
-) -> PerformResult:  # fmt: skip
+    result: RetargetResult,
+    seq: SmplSequence,
+    config: ControllerConfig | None = None,
+    robot_name: str = "g1_23dof",
+    source_sha256: str = "",
+    layers: tuple[str, ...] = CONTROLLER_LAYERS,
+) -> PerformResult:
     """Controller verdict on a retargeted clip and its performed motion."""
     config = config or ControllerConfig()
     from retarget.filter.api import filter_result_and_run
@@ -62,9 +66,12 @@ def perform_result(
 
 
 def perform_clip(
-    source: str | Path, output: str | Path, fmt: str | None = None, config: ControllerConfig | None = None,
+    source: str | Path,
+    output: str | Path,
+    fmt: str | None = None,
+    config: ControllerConfig | None = None,
     retarget_config: RetargetConfig | None = None,
-) -> PerformResult:  # fmt: skip
+) -> PerformResult:
     """Retarget an AMASS-layout clip, track it, and write the performed motion to `output` (format from
     `fmt` or the extension) with `<output>.controller.json` beside it. A rejected clip writes nothing."""
     from retarget.batch.record import file_sha256

@@ -30,8 +30,12 @@ def tracker_model(robot_name: str, physics_dt_s: float) -> mujoco.MjModel:
     robot = load_robot_spec(robot_name)
     spec = build_pd_spec(robot_name, physics_dt_s)
     for point in robot.matched_points:
-        spec.add_sensor(name=f"pos_{point.name}", type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f"match_{point.name}")  # fmt: skip
+        spec.add_sensor(
+            name=f"pos_{point.name}",
+            type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
+            objtype=mujoco.mjtObj.mjOBJ_SITE,
+            objname=f"match_{point.name}",
+        )
     return spec.compile()
 
 
@@ -99,9 +103,12 @@ def _start(model: mujoco.MjModel, data: mujoco.MjData, ref: ControlReference, k:
 
 
 def track_motion(
-    qpos: np.ndarray, fps: float, robot_name: str = "g1_23dof", config: ControllerConfig | None = None,
+    qpos: np.ndarray,
+    fps: float,
+    robot_name: str = "g1_23dof",
+    config: ControllerConfig | None = None,
     joint_torque_nm: np.ndarray | None = None,
-) -> TrackingRun:  # fmt: skip
+) -> TrackingRun:
     """Track (T, nq) MuJoCo configurations sampled at `fps` [Hz] from their first frame. `joint_torque_nm`
     (T, D), the torques the motion needs, are fed forward when given (and `config.tracker.feedforward`)."""
     config = config or ControllerConfig()
@@ -111,9 +118,17 @@ def track_motion(
     dt = cfg.physics_dt_s * cfg.decimation
     dof_q, dof_v = dof_qpos_indices(model, robot), dof_qvel_indices(model, robot)
     ref = control_reference(
-        model, qpos, fps, dt, site_ids(model, robot_name), dof_v, robot.kp, robot.kd,
-        joint_torque_nm if cfg.feedforward else None, cfg.velocity_feedforward,
-    )  # fmt: skip
+        model,
+        qpos,
+        fps,
+        dt,
+        site_ids(model, robot_name),
+        dof_v,
+        robot.kp,
+        robot.kd,
+        joint_torque_nm if cfg.feedforward else None,
+        cfg.velocity_feedforward,
+    )
     planner = SamplingPlanner(model, ref, dof_q, dof_v, robot.kp, cfg)
     num = ref.num_steps
     out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))
@@ -171,6 +186,15 @@ def track_motion(
         planner.close()
     targets[-1] = targets[-2] if num > 1 else ref.qpos[0, dof_q]
     return TrackingRun(
-        dt_s=dt, reference=ref, qpos=out_q, qvel=out_v, targets=targets, mean_body_distance_m=dist,
-        root_relative_error_m=rel, anchored_distance_m=anchored, segment_starts=tuple(starts), falls=tuple(falls), plans=plans,
-    )  # fmt: skip
+        dt_s=dt,
+        reference=ref,
+        qpos=out_q,
+        qvel=out_v,
+        targets=targets,
+        mean_body_distance_m=dist,
+        root_relative_error_m=rel,
+        anchored_distance_m=anchored,
+        segment_starts=tuple(starts),
+        falls=tuple(falls),
+        plans=plans,
+    )

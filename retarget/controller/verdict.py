@@ -36,8 +36,13 @@ def tracking_errors_mm(run: TrackingRun, mask: np.ndarray | None = None) -> dict
         ok &= mask
     if not ok.any():
         nan = float("nan")
-        return {"eg_mpjpe_mm": nan, "empjpe_mm": nan, "p95_distance_mm": nan, "max_distance_mm": nan,
-                "p95_anchored_distance_mm": nan}  # fmt: skip
+        return {
+            "eg_mpjpe_mm": nan,
+            "empjpe_mm": nan,
+            "p95_distance_mm": nan,
+            "max_distance_mm": nan,
+            "p95_anchored_distance_mm": nan,
+        }
     dist = run.mean_body_distance_m[ok]
     return {
         "eg_mpjpe_mm": float(dist.mean() * 1000.0),
@@ -68,8 +73,10 @@ def controller_check(run: TrackingRun, num_frames: int, fps: float, config: Cont
         first = run.falls[0]
         reason = f"the tracker loses the motion at {first.step * run.dt_s:.2f} s: {first.reason}"
     elif bad.any():
-        reason = (f"the simulated G1 stays more than {config.quality_distance_m:g} m (mean body distance, root "
-                  f"anchored) from the motion for {config.quality_window_s:g} s or longer")  # fmt: skip
+        reason = (
+            f"the simulated G1 stays more than {config.quality_distance_m:g} m (mean body distance, root "
+            f"anchored) from the motion for {config.quality_window_s:g} s or longer"
+        )
     else:
         reason = ""
     errors = tracking_errors_mm(run)

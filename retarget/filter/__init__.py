@@ -9,6 +9,17 @@ from retarget.filter.config import DynamicConfig, FilterConfig, KinematicConfig,
 from retarget.filter.verdict import KEEP, REJECT, TRIM, CheckResult, Repair, Verdict
 
 __all__ = [
-    "KEEP", "REJECT", "TRIM", "CheckResult", "DynamicConfig", "FilterConfig", "KinematicConfig", "Repair",
-    "ReplayConfig", "Verdict", "filter_clip", "filter_result", "filter_sequence",
-]  # fmt: skip
+    "KEEP",
+    "REJECT",
+    "TRIM",
+    "CheckResult",
+    "DynamicConfig",
+    "FilterConfig",
+    "KinematicConfig",
+    "Repair",
+    "ReplayConfig",
+    "Verdict",
+    "filter_clip",
+    "filter_result",
+    "filter_sequence",
+]

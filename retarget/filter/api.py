@@ -50,10 +50,19 @@ def _replay_check(outcomes, num: int, fps: float, cfg: FilterConfig) -> CheckRes
     reason = (
         f"the simulated G1 (PD + inverse-dynamics feed-forward) loses the motion at frame {first.fail_frame} "
         f"({first.fail_frame / fps:.2f} s): mean body distance > {cfg.replay.fail_distance_m:g} m"
-        if first is not None else ""
-    )  # fmt: skip
-    return CheckResult("replay.tracking", "replay", bad, worst, cfg.replay.fail_distance_m, "m", reason,
-                       {"ranges_replayed": len(outcomes)})  # fmt: skip
+        if first is not None
+        else ""
+    )
+    return CheckResult(
+        "replay.tracking",
+        "replay",
+        bad,
+        worst,
+        cfg.replay.fail_distance_m,
+        "m",
+        reason,
+        {"ranges_replayed": len(outcomes)},
+    )
 
 
 def _controller_layer(
@@ -129,10 +138,19 @@ def filter_result_and_run(
         start = time.perf_counter()
         contact = dyn.in_contact if dyn is not None else feet_in_contact(rk.geometry.sole_w, fps, config.dynamic)
         outcomes = [
-            replay_range(rk.qpos, rk.geometry.body_pos_w, contact, fps, robot, a, b, config.replay,
-                         config.dynamic.friction_coefficient)
+            replay_range(
+                rk.qpos,
+                rk.geometry.body_pos_w,
+                contact,
+                fps,
+                robot,
+                a,
+                b,
+                config.replay,
+                config.dynamic.friction_coefficient,
+            )
             for a, b in ranges
-        ]  # fmt: skip
+        ]
         replay_check = _replay_check(outcomes, num, fps, config)
         replay_info = {"decides": config.replay.decides, "ranges": [o.to_dict(fps) for o in outcomes]}
         if config.replay.decides:
@@ -153,10 +171,19 @@ def filter_result_and_run(
         kept = sum(b - a for a, b in ranges)
         reason = f"{first.name}: {first.reason}" + (f" (kept {kept}/{num} frames)" if decision == TRIM else "")
     verdict = Verdict(
-        clip=motion.name, decision=decision, num_frames=num, fps=fps, kept_ranges=tuple(ranges),
-        first_failure=None if first is None else first.name, reason=reason, checks=tuple(checks),
-        repairs=tuple(repairs), seconds_per_layer=seconds, replay=replay_info, controller=controller_info,
-    )  # fmt: skip
+        clip=motion.name,
+        decision=decision,
+        num_frames=num,
+        fps=fps,
+        kept_ranges=tuple(ranges),
+        first_failure=None if first is None else first.name,
+        reason=reason,
+        checks=tuple(checks),
+        repairs=tuple(repairs),
+        seconds_per_layer=seconds,
+        replay=replay_info,
+        controller=controller_info,
+    )
     return verdict, run
 
 

@@ -34,8 +34,6 @@ def pyramid_edges(mu: float) -> np.ndarray:
     return np.array([[mu, 0.0, 1.0], [-mu, 0.0, 1.0], [0.0, mu, 1.0], [0.0, -mu, 1.0]])
 
 
-
-
 @dataclass(frozen=True)
 class ContactSolution:
     forces_w: np.ndarray

@@ -111,20 +111,35 @@ def offset(seq: SmplSequence, dz_m: float = 0.10) -> Corruption:
     """The whole clip too high (or low): a calibration error to repair, not to reject."""
     trans = seq.trans_w.copy()
     trans[:, 2] += dz_m
-    return Corruption(f"offset_{100 * dz_m:+.0f}cm", _with(seq, f"offset{dz_m:+.2f}", trans=trans), None,
-                      (0, seq.num_frames))  # fmt: skip
+    return Corruption(
+        f"offset_{100 * dz_m:+.0f}cm", _with(seq, f"offset{dz_m:+.2f}", trans=trans), None, (0, seq.num_frames)
+    )
 
 
 def all_corruptions(seq: SmplSequence) -> list[Corruption]:
     """Every corruption of one clip (the clip should be at its source rate, 30 Hz here)."""
-    return [lift(seq), sink(seq), teleport(seq), time_scale(seq), skate(seq), jitter(seq),
-            offset(seq, 0.10), offset(seq, -0.10)]  # fmt: skip
+    return [
+        lift(seq),
+        sink(seq),
+        teleport(seq),
+        time_scale(seq),
+        skate(seq),
+        jitter(seq),
+        offset(seq, 0.10),
+        offset(seq, -0.10),
+    ]
 
 
 def write_amass_npz(seq: SmplSequence, path: Path) -> None:
     poses = seq.pose_rotvec.reshape(seq.num_frames, -1).astype(np.float32)
-    np.savez(path, poses=poses, trans=seq.trans_w.astype(np.float32), betas=np.zeros(16, np.float32),
-             gender="neutral", mocap_framerate=np.float64(seq.fps))  # fmt: skip
+    np.savez(
+        path,
+        poses=poses,
+        trans=seq.trans_w.astype(np.float32),
+        betas=np.zeros(16, np.float32),
+        gender="neutral",
+        mocap_framerate=np.float64(seq.fps),
+    )
 
 
 def main() -> None:

@@ -108,8 +108,11 @@ def analyse_dynamics(
             com_err[t] = np.linalg.norm(force_w) / mass
         sol = solve_contact_forces(
             np.concatenate([sole_w[t, f] for f in feet]) if feet else np.zeros((0, 3)),
-            com, force_w, moment_w, cfg.friction_coefficient,
-        )  # fmt: skip
+            com,
+            force_w,
+            moment_w,
+            cfg.friction_coefficient,
+        )
         res_f[t], res_m[t] = np.linalg.norm(sol.residual_force_n), np.linalg.norm(sol.residual_moment_nm)
         torque[t] = tau[6:] - contact_generalized_forces(model, data, q, foot_frames, feet, sole_w[t], sol.forces_w)[6:]
     checks = _checks(torque, contact, res_f, res_m, com_err, mass, fps, robot, cfg)
@@ -169,23 +172,37 @@ def _checks(torque, contact, res_f, res_m, com_err, mass, fps, robot, cfg) -> tu
     in_f, in_m = np.where(touching, res_f, 0.0), np.where(touching, res_m, 0.0)
     t = int(np.argmax(in_f / limit_f + in_m / cfg.residual_torque_nm)) if len(res_f) else 0
     wrench = CheckResult(
-        "robot.contact_wrench", LAYER, wrench_bad, float(in_f.max(initial=0.0) / weight),
-        cfg.residual_force_fraction, "× m·g",
+        "robot.contact_wrench",
+        LAYER,
+        wrench_bad,
+        float(in_f.max(initial=0.0) / weight),
+        cfg.residual_force_fraction,
+        "× m·g",
         f"the feet in contact cannot supply {in_f[t]:.0f} N and {in_m[t]:.0f} N·m at frame {t} (weight "
         f"{weight:.0f} N): a hand of god holds the robot in {wrench_bad.sum()} frames, first at {first(wrench_bad)}"
-        if wrench_bad.any() else "",
-        {"max_residual_force_n": float(in_f.max(initial=0.0)), "max_residual_moment_nm": float(in_m.max(initial=0.0)),
-         "median_residual_force_n": float(np.median(res_f[touching])) if touching.any() else 0.0,
-         "weight_n": weight},
-    )  # fmt: skip
+        if wrench_bad.any()
+        else "",
+        {
+            "max_residual_force_n": float(in_f.max(initial=0.0)),
+            "max_residual_moment_nm": float(in_m.max(initial=0.0)),
+            "median_residual_force_n": float(np.median(res_f[touching])) if touching.any() else 0.0,
+            "weight_n": weight,
+        },
+    )
     ratio = np.abs(torque) / (robot.effort_limit_nm * cfg.effort_factor)
     torque_bad = persistent((ratio > 1.0).any(axis=1), min_frames)
     tt, jj = np.unravel_index(int(np.argmax(ratio)), ratio.shape) if ratio.size else (0, 0)
     effort = CheckResult(
-        "robot.joint_torque", LAYER, torque_bad, float(ratio.max(initial=0.0)), cfg.effort_factor, "× limit",
+        "robot.joint_torque",
+        LAYER,
+        torque_bad,
+        float(ratio.max(initial=0.0)),
+        cfg.effort_factor,
+        "× limit",
         f"{robot.joint_names[jj]} needs {abs(torque[tt, jj]):.0f} N·m, {ratio[tt, jj]:.2f}× its "
         f"{robot.effort_limit_nm[jj]:g} N·m limit (frame {tt}); {torque_bad.sum()} frames over a limit"
-        if torque_bad.any() else "",
+        if torque_bad.any()
+        else "",
         {"joint": robot.joint_names[jj]},
-    )  # fmt: skip
+    )
     return ballistic, wrench, effort

@@ -45,10 +45,20 @@ def foot_heights_m(joints_w: np.ndarray, cfg: KinematicConfig) -> np.ndarray:
 # SMPL joints the G1 reproduces with its own motors, and the name stem of those motors: the
 # human joint may turn no faster than the slowest of them (a 3-axis joint needs all of its motors).
 SMPL_TO_MOTORS: dict[int, str] = {
-    1: "left_hip", 2: "right_hip", 4: "left_knee", 5: "right_knee", 7: "left_ankle", 8: "right_ankle",
-    3: "waist", 6: "waist", 9: "waist", 16: "left_shoulder", 17: "right_shoulder",
-    18: "left_elbow", 19: "right_elbow",
-}  # fmt: skip
+    1: "left_hip",
+    2: "right_hip",
+    4: "left_knee",
+    5: "right_knee",
+    7: "left_ankle",
+    8: "right_ankle",
+    3: "waist",
+    6: "waist",
+    9: "waist",
+    16: "left_shoulder",
+    17: "right_shoulder",
+    18: "left_elbow",
+    19: "right_elbow",
+}
 
 
 def smpl_joint_speed_limits(joint_names, velocity_limits_rad_s) -> np.ndarray:
@@ -77,11 +87,15 @@ def check_joint_rates(rot_local: np.ndarray, fps: float, limits_rad_s: np.ndarra
     t, j = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     worst = float(ratio.max())
     return mc._result(
-        "human.joint_speed", bad, worst, 1.0, "× limit",
+        "human.joint_speed",
+        bad,
+        worst,
+        1.0,
+        "× limit",
         f"SMPL joint {SMPL_JOINT_NAMES[j]} turns at {rate[t, j]:.0f} rad/s, {worst:.2f}× the {limits_rad_s[j]:g} rad/s "
         f"of the G1 motors that play it, at frame {t}; {bad.sum()} frames",
         joint=SMPL_JOINT_NAMES[j],
-    )  # fmt: skip
+    )
 
 
 def check_human(
@@ -94,8 +108,9 @@ def check_human(
 
     `joint_speed_limits_rad_s` (24,) per SMPL joint, see :func:`smpl_joint_speed_limits` (none: no limit)."""
     fps = seq.fps
-    finite = mc.check_finite("human.finite", np.concatenate([seq.pose_rotvec.reshape(seq.num_frames, -1),
-                                                             seq.trans_w], axis=1))  # fmt: skip
+    finite = mc.check_finite(
+        "human.finite", np.concatenate([seq.pose_rotvec.reshape(seq.num_frames, -1), seq.trans_w], axis=1)
+    )
     pose = np.nan_to_num(seq.pose_rotvec)
     trans = np.nan_to_num(seq.trans_w)
     joints_w, rot_w = smpl_forward_kinematics(pose, trans, skeleton)
@@ -104,9 +119,10 @@ def check_human(
     repair = None
     if abs(offset) > cfg.reground_tolerance_m:
         repair = Repair(
-            "human.reground", -offset,
+            "human.reground",
+            -offset,
             f"the whole clip stands {100 * offset:+.1f} cm off the floor; moved by {-100 * offset:+.1f} cm",
-        )  # fmt: skip
+        )
         joints_w = joints_w - np.array([0.0, 0.0, offset])
         feet = feet - offset
     # Non-foot joints are inside the body: none may be below the floor at all.

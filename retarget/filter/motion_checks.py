@@ -44,9 +44,13 @@ def check_frozen(name: str, values: np.ndarray, fps: float, cfg: KinematicConfig
     bad = persistent(still, seconds_to_frames(cfg.frozen_s, fps))
     longest = max((b - a for a, b in runs(still)), default=0) / fps
     return _result(
-        name, bad, longest, cfg.frozen_s, "s",
+        name,
+        bad,
+        longest,
+        cfg.frozen_s,
+        "s",
         f"the pose is frozen for {longest:.2f} s (tracking lost?), first at frame {_first(bad)}",
-    )  # fmt: skip
+    )
 
 
 def check_root_teleport(name: str, root_pos_w: np.ndarray, fps: float, cfg: KinematicConfig) -> CheckResult:
@@ -59,10 +63,14 @@ def check_root_teleport(name: str, root_pos_w: np.ndarray, fps: float, cfg: Kine
     worst = speed.max() if len(speed) else 0.0
     k = _first(jump)
     return _result(
-        name, bad, worst, cfg.max_root_speed_m_s, "m/s",
+        name,
+        bad,
+        worst,
+        cfg.max_root_speed_m_s,
+        "m/s",
         f"the pelvis jumps {worst / fps:.3f} m between frames {k} and {k + 1} ({worst:.1f} m/s)",
         jump_m=worst / fps,
-    )  # fmt: skip
+    )
 
 
 def check_root_spike(
@@ -90,9 +98,14 @@ def check_root_spike(
         else f"pelvis turns at {ang.max():.1f} rad/s (limit {cfg.max_root_angular_speed_rad_s:g}) at frame {k}"
     )
     return _result(
-        name, bad, accel.max(), cfg.max_root_accel_m_s2, "m/s²", reason,
+        name,
+        bad,
+        accel.max(),
+        cfg.max_root_accel_m_s2,
+        "m/s²",
+        reason,
         max_angular_speed_rad_s=float(ang.max()),
-    )  # fmt: skip
+    )
 
 
 def check_jitter(name: str, points_w: np.ndarray, cfg: KinematicConfig) -> CheckResult:
@@ -100,11 +113,15 @@ def check_jitter(name: str, points_w: np.ndarray, cfg: KinematicConfig) -> Check
     noise = noise_level_m(points_w, cfg.jitter_window_frames)
     bad = noise > cfg.jitter_m
     return _result(
-        name, bad, noise.max(initial=0.0), cfg.jitter_m, "m",
+        name,
+        bad,
+        noise.max(initial=0.0),
+        cfg.jitter_m,
+        "m",
         f"the body jitters with {1000 * noise.max(initial=0.0):.1f} mm frame-to-frame noise "
         f"(limit {1000 * cfg.jitter_m:.0f} mm) in {bad.sum()} frames, first at {_first(bad)}",
         median_m=float(np.median(noise)) if len(noise) else 0.0,
-    )  # fmt: skip
+    )
 
 
 def check_penetration(name: str, lowest_m: np.ndarray, cfg: KinematicConfig) -> CheckResult:
@@ -112,10 +129,14 @@ def check_penetration(name: str, lowest_m: np.ndarray, cfg: KinematicConfig) -> 
     bad = lowest_m < -cfg.penetration_m
     depth = -lowest_m.min()
     return _result(
-        name, bad, depth, cfg.penetration_m, "m",
+        name,
+        bad,
+        depth,
+        cfg.penetration_m,
+        "m",
         f"the body is {100 * depth:.1f} cm below the floor (limit {100 * cfg.penetration_m:.0f} cm) "
         f"in {bad.sum()} frames, first at {_first(bad)}",
-    )  # fmt: skip
+    )
 
 
 def ballistic_deviation_m(height_m: np.ndarray, fps: float) -> float:
@@ -142,11 +163,16 @@ def check_floating(
             bad[a:b] = True
     height = float(lowest_m[bad].max()) if bad.any() else 0.0
     return _result(
-        name, bad, worst_dev, cfg.ballistic_tolerance_m, "m",
+        name,
+        bad,
+        worst_dev,
+        cfg.ballistic_tolerance_m,
+        "m",
         f"off the ground by up to {100 * height:.1f} cm for {bad.sum() / fps:.2f} s without a free fall "
         f"(pelvis {100 * worst_dev:.1f} cm off the best ballistic arc), first at frame {_first(bad)}",
-        longest_flight_s=worst_flight, float_height_m=height,
-    )  # fmt: skip
+        longest_flight_s=worst_flight,
+        float_height_m=height,
+    )
 
 
 def check_sliding(
@@ -170,10 +196,14 @@ def check_sliding(
     sustained = rolling_min(np.where(supported, anchor, 0.0), window)
     worst = float(sustained.max(initial=0.0))
     return _result(
-        name, bad, worst, cfg.slide_speed_m_s, "m/s",
+        name,
+        bad,
+        worst,
+        cfg.slide_speed_m_s,
+        "m/s",
         f"the feet on the floor slide at {worst:.2f} m/s (limit {cfg.slide_speed_m_s:g}) for {bad.sum() / fps:.2f} s, "
         f"first at frame {_first(bad)}",
-    )  # fmt: skip
+    )
 
 
 def horizontal_speed(points_w: np.ndarray, fps: float) -> np.ndarray:

@@ -43,8 +43,9 @@ def check_joint_speed(speed: np.ndarray, robot: RobotSpec, cfg: KinematicConfig)
         f"{robot.joint_names[j]} turns at {abs(speed[t, j]):.1f} rad/s, {worst:.2f}× its "
         f"{robot.velocity_limit_rad_s[j]:g} rad/s limit (frame {t}); {bad.sum()} frames over a limit"
     )
-    return mc._result("robot.joint_speed", bad, worst, cfg.joint_speed_factor, "× limit", reason,
-                      joint=robot.joint_names[j])  # fmt: skip
+    return mc._result(
+        "robot.joint_speed", bad, worst, cfg.joint_speed_factor, "× limit", reason, joint=robot.joint_names[j]
+    )
 
 
 def check_self_collision(geometry: RobotGeometry, cfg: KinematicConfig) -> CheckResult:
@@ -53,11 +54,15 @@ def check_self_collision(geometry: RobotGeometry, cfg: KinematicConfig) -> Check
     t = int(np.argmax(depth)) if len(depth) else 0
     pair = geometry.self_pair[t] if len(depth) else ""
     return mc._result(
-        "robot.self_collision", bad, depth.max(initial=0.0), cfg.self_collision_m, "m",
+        "robot.self_collision",
+        bad,
+        depth.max(initial=0.0),
+        cfg.self_collision_m,
+        "m",
         f"{pair} interpenetrate by {100 * depth.max(initial=0.0):.1f} cm at frame {t}; "
         f"{bad.sum()} frames deeper than {100 * cfg.self_collision_m:.0f} cm",
         pair=pair,
-    )  # fmt: skip
+    )
 
 
 def check_robot(
@@ -77,9 +82,10 @@ def check_robot(
     repair = None
     if abs(offset) > cfg.reground_tolerance_m:
         repair = Repair(
-            "robot.reground", -offset,
+            "robot.reground",
+            -offset,
             f"the robot motion stands {100 * offset:+.1f} cm off the floor; moved by {-100 * offset:+.1f} cm",
-        )  # fmt: skip
+        )
         qpos[:, 2] -= offset
         geometry = geometry.shifted(-offset)
     dof = qpos[:, dof_qpos_idx]

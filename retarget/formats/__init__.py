@@ -18,7 +18,7 @@ from retarget.formats.registry import (
     output_format,
     read_motions,
     write_motion,
-)  # fmt: skip
+)
 
 __all__ = [
     "ALL_FORMATS",
@@ -32,4 +32,4 @@ __all__ = [
     "read_motions",
     "resample_motion",
     "write_motion",
-]  # fmt: skip
+]

@@ -53,9 +53,10 @@ def folder_mode_key(path: str | Path) -> str:
     key = Path(path).name.split(".")[0]
     if Path(path).name != key + ".pkl":
         raise MotionFileError(
-            path, f"ASAP's folder mode would look this clip up as {key!r} (it cuts the file name at the first dot) "
-            f"and fail; use a name without dots before .pkl, e.g. {asap_clip_key(Path(path).stem)}.pkl"
-        )  # fmt: skip
+            path,
+            f"ASAP's folder mode would look this clip up as {key!r} (it cuts the file name at the first dot) "
+            f"and fail; use a name without dots before .pkl, e.g. {asap_clip_key(Path(path).stem)}.pkl",
+        )
     return key
 
 

@@ -115,6 +115,12 @@ def convert_file(src: str | Path, dst: str | Path, config: ConvertConfig = Conve
     else:  # a library: ASAP's library mode takes any key, dots included
         write_motion_library(dst, {m.name: motion_to_asap_dict(m, target) for m in motions})
     return ConvertReport(
-        source_format=in_fmt, output_format=out_fmt, robot=target.name, clips=tuple(m.name for m in motions),
-        frames=sum(m.num_frames for m in motions), fps=motions[0].fps, retargeted=human, notes=tuple(notes),
-    )  # fmt: skip
+        source_format=in_fmt,
+        output_format=out_fmt,
+        robot=target.name,
+        clips=tuple(m.name for m in motions),
+        frames=sum(m.num_frames for m in motions),
+        fps=motions[0].fps,
+        retargeted=human,
+        notes=tuple(notes),
+    )

@@ -57,9 +57,14 @@ def write(path: str | Path, motion: RobotMotion, robot: RobotSpec, options: Form
         "local_body_pos": local,
         "link_body_list": names,
         "metadata": {
-            "format": "gmr_pkl", "robot": robot.name, "clip": motion.name, "quat_order": "xyzw",
-            "joint_names": list(robot.joint_names), "local_body_pos": "pelvis frame, relative to the pelvis",
-            **CONVENTIONS, "source": options.source,
+            "format": "gmr_pkl",
+            "robot": robot.name,
+            "clip": motion.name,
+            "quat_order": "xyzw",
+            "joint_names": list(robot.joint_names),
+            "local_body_pos": "pelvis frame, relative to the pelvis",
+            **CONVENTIONS,
+            "source": options.source,
         },
     }
 
@@ -90,18 +95,22 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
         raise MotionFileError(path, f"'fps' must be a positive number, found {data['fps']!r}")
     if root_pos.ndim != 2 or root_pos.shape[1] != 3 or quat.ndim != 2 or quat.shape[1] != 4 or dof.ndim != 2:
         raise MotionFileError(
-            path, f"expected root_pos (T, 3), root_rot (T, 4), dof_pos (T, D); found {root_pos.shape}, "
-            f"{np.shape(data['root_rot'])}, {dof.shape}"
+            path,
+            f"expected root_pos (T, 3), root_rot (T, 4), dof_pos (T, D); found {root_pos.shape}, "
+            f"{np.shape(data['root_rot'])}, {dof.shape}",
         )
     robot = robot_for_dof(dof.shape[1], path)
     check_frames(path, root_pos_w=root_pos, root_quat_w=quat, dof_pos=dof)
     found = data.get("metadata")
     meta: dict = found if isinstance(found, dict) else {}
     motion = RobotMotion(
-        name=str(meta.get("clip") or path.stem), fps=fps, root_pos_w=root_pos,
-        root_quat_w=quat / np.linalg.norm(quat, axis=1, keepdims=True), dof_pos=dof,
+        name=str(meta.get("clip") or path.stem),
+        fps=fps,
+        root_pos_w=root_pos,
+        root_quat_w=quat / np.linalg.norm(quat, axis=1, keepdims=True),
+        dof_pos=dof,
         human_joints_w=empty_human_joints(len(dof)),
-    )  # fmt: skip
+    )
     return [LoadedMotion(motion, robot)]
 
 

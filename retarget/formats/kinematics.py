@@ -99,7 +99,9 @@ def foot_check(motion: RobotMotion, robot: RobotSpec, frame: int = 0) -> FootChe
         heights.append(float(soles[:, 2].min()))
         origins.append(body.xpos.copy())
     pelvis_y_w = quat_to_matrix(motion.root_quat_w[frame])[:, 1]
-    return FootCheck(sole_height_m=(heights[0], heights[1]), left_of_right_m=float((origins[0] - origins[1]) @ pelvis_y_w))
+    return FootCheck(
+        sole_height_m=(heights[0], heights[1]), left_of_right_m=float((origins[0] - origins[1]) @ pelvis_y_w)
+    )
 
 
 def lowest_sole_heights_m(motion: RobotMotion, robot: RobotSpec) -> np.ndarray:

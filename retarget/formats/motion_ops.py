@@ -18,7 +18,9 @@ from robots.registry import ROBOT_NAMES, RobotSpec, load_robot_spec, robot_for_d
 robot_for_dof = robot_for_dof_count  # the name the format readers use
 
 
-def robot_for_joint_names(names: list[str] | tuple[str, ...], path: str | Path | None = None) -> tuple[RobotSpec, np.ndarray]:
+def robot_for_joint_names(
+    names: list[str] | tuple[str, ...], path: str | Path | None = None
+) -> tuple[RobotSpec, np.ndarray]:
     """The bundled robot whose joints are exactly `names` (any order) and the column index that
     puts a file's columns into the robot's order: ``dof_spec = dof_file[:, index]``."""
     names = [str(n) for n in names]
@@ -90,7 +92,9 @@ def check_frames(path: str | Path, **arrays: np.ndarray) -> None:
     for key, arr in arrays.items():
         bad = ~np.isfinite(np.asarray(arr, dtype=np.float64).reshape(len(arr), -1)).all(axis=1)
         if bad.any():
-            raise MotionFileError(path, f"'{key}' has NaN or inf in {bad.sum()} frame(s), first at frame {np.flatnonzero(bad)[0]}")
+            raise MotionFileError(
+                path, f"'{key}' has NaN or inf in {bad.sum()} frame(s), first at frame {np.flatnonzero(bad)[0]}"
+            )
     if "root_quat_w" in arrays:
         # Readers normalise; only norms far from 1 mean the columns are not a quaternion at all.
         # (GMT's own airkick_stand.pkl stores norms of 0.961…0.988.)

@@ -27,14 +27,40 @@ _LEG = ("hip_pitch", "hip_roll", "hip_yaw", "knee", "ankle_pitch", "ankle_roll")
 _WAIST = ("waist_yaw", "waist_roll", "waist_pitch")
 _ARM = ("shoulder_pitch", "shoulder_roll", "shoulder_yaw", "elbow", "wrist_roll", "wrist_pitch", "wrist_yaw")
 
-ISAACLAB_G1_JOINTS: tuple[str, ...] = tuple(f"{n}_joint" for n in (
-    "left_hip_pitch", "right_hip_pitch", "waist_yaw", "left_hip_roll", "right_hip_roll", "waist_roll",
-    "left_hip_yaw", "right_hip_yaw", "waist_pitch", "left_knee", "right_knee", "left_shoulder_pitch",
-    "right_shoulder_pitch", "left_ankle_pitch", "right_ankle_pitch", "left_shoulder_roll", "right_shoulder_roll",
-    "left_ankle_roll", "right_ankle_roll", "left_shoulder_yaw", "right_shoulder_yaw", "left_elbow", "right_elbow",
-    "left_wrist_roll", "right_wrist_roll", "left_wrist_pitch", "right_wrist_pitch", "left_wrist_yaw",
-    "right_wrist_yaw",
-))  # fmt: skip
+ISAACLAB_G1_JOINTS: tuple[str, ...] = tuple(
+    f"{n}_joint"
+    for n in (
+        "left_hip_pitch",
+        "right_hip_pitch",
+        "waist_yaw",
+        "left_hip_roll",
+        "right_hip_roll",
+        "waist_roll",
+        "left_hip_yaw",
+        "right_hip_yaw",
+        "waist_pitch",
+        "left_knee",
+        "right_knee",
+        "left_shoulder_pitch",
+        "right_shoulder_pitch",
+        "left_ankle_pitch",
+        "right_ankle_pitch",
+        "left_shoulder_roll",
+        "right_shoulder_roll",
+        "left_ankle_roll",
+        "right_ankle_roll",
+        "left_shoulder_yaw",
+        "right_shoulder_yaw",
+        "left_elbow",
+        "right_elbow",
+        "left_wrist_roll",
+        "right_wrist_roll",
+        "left_wrist_pitch",
+        "right_wrist_pitch",
+        "left_wrist_yaw",
+        "right_wrist_yaw",
+    )
+)
 """IsaacLab articulation order of the 29-dof G1 (BeyondMimic's `joint_pos` columns)."""
 
 MUJOCO_G1_JOINTS: tuple[str, ...] = tuple(
@@ -57,10 +83,21 @@ MUJOCO_G1_BODIES: tuple[str, ...] = _child_links(MUJOCO_G1_JOINTS)
 """mjlab's 30 bodies: MuJoCo depth-first order, fixed links merged into their parents."""
 
 BEYONDMIMIC_TRACKED_BODIES: tuple[str, ...] = (
-    "pelvis", "left_hip_roll_link", "left_knee_link", "left_ankle_roll_link", "right_hip_roll_link",
-    "right_knee_link", "right_ankle_roll_link", "torso_link", "left_shoulder_roll_link", "left_elbow_link",
-    "left_wrist_yaw_link", "right_shoulder_roll_link", "right_elbow_link", "right_wrist_yaw_link",
-)  # fmt: skip
+    "pelvis",
+    "left_hip_roll_link",
+    "left_knee_link",
+    "left_ankle_roll_link",
+    "right_hip_roll_link",
+    "right_knee_link",
+    "right_ankle_roll_link",
+    "torso_link",
+    "left_shoulder_roll_link",
+    "left_elbow_link",
+    "left_wrist_yaw_link",
+    "right_shoulder_roll_link",
+    "right_elbow_link",
+    "right_wrist_yaw_link",
+)
 """Bodies BeyondMimic's and mjlab's G1 tracking task follows (anchor: torso_link)."""
 
 GMR_MARKERS: dict[str, tuple[str, tuple[float, float, float]]] = {
@@ -75,12 +112,16 @@ GMR_MARKERS: dict[str, tuple[str, tuple[float, float, float]]] = {
 
 GMR_G1_BODIES: tuple[str, ...] = (
     ("pelvis",)
-    + tuple(f"left_{j}_link" for j in _LEG) + ("left_toe_link", "pelvis_contour_link")
-    + tuple(f"right_{j}_link" for j in _LEG) + ("right_toe_link",)
+    + tuple(f"left_{j}_link" for j in _LEG)
+    + ("left_toe_link", "pelvis_contour_link")
+    + tuple(f"right_{j}_link" for j in _LEG)
+    + ("right_toe_link",)
     + ("waist_yaw_link", "waist_roll_link", "torso_link", "head_link", "head_mocap", "imu_in_torso")
-    + tuple(f"left_{j}_link" for j in _ARM) + ("left_rubber_hand",)
-    + tuple(f"right_{j}_link" for j in _ARM) + ("right_rubber_hand",)
-)  # fmt: skip
+    + tuple(f"left_{j}_link" for j in _ARM)
+    + ("left_rubber_hand",)
+    + tuple(f"right_{j}_link" for j in _ARM)
+    + ("right_rubber_hand",)
+)
 """GMR's `link_body_list` for the G1 (38 bodies, the body order of g1_mocap_29dof.xml)."""
 
 
@@ -107,10 +148,11 @@ rotation; `world` is the fixed origin (parent None). Measured on holosoma's own 
 
 def _holosoma_side(side: str) -> tuple[str, ...]:
     return (
-        tuple(f"{side}_{j}_link" for j in _LEG[:4]) + (f"{side}_ankle_intermediate_1_link",)
+        tuple(f"{side}_{j}_link" for j in _LEG[:4])
+        + (f"{side}_ankle_intermediate_1_link",)
         + tuple(f"{side}_{j}_link" for j in _LEG[4:])
         + tuple(f"{side}_ankle_roll_sphere_{k}_link" for k in (3, 4, 5, 1, 2))
-    )  # fmt: skip
+    )
 
 
 def _holosoma_arm(side: str) -> tuple[str, ...]:
@@ -120,10 +162,13 @@ def _holosoma_arm(side: str) -> tuple[str, ...]:
 
 
 HOLOSOMA_G1_BODIES: tuple[str, ...] = (
-    ("world", "pelvis", "pelvis_contour_link") + _holosoma_side("left") + _holosoma_side("right")
+    ("world", "pelvis", "pelvis_contour_link")
+    + _holosoma_side("left")
+    + _holosoma_side("right")
     + ("waist_yaw_link", "waist_roll_link", "torso_link", "waist_support_link")
-    + _holosoma_arm("left") + _holosoma_arm("right")
-)  # fmt: skip
+    + _holosoma_arm("left")
+    + _holosoma_arm("right")
+)
 """holosoma's G1 bodies (51, its `body_names` order). holosoma looks every body of its robot up by name in the
 file and fails on a missing one, so the file carries all of them."""
 
@@ -146,12 +191,22 @@ class ConsumerOrder:
 _ORDERS: dict[str, ConsumerOrder] = {
     o.name: o
     for o in (
-        ConsumerOrder("beyondmimic", ISAACLAB_G1_JOINTS, ISAACLAB_G1_BODIES, "breadth-first",
-                      "IsaacLab articulation of the G1 (HybridRobotics/whole_body_tracking)"),
-        ConsumerOrder("mjlab", MUJOCO_G1_JOINTS, MUJOCO_G1_BODIES, "depth-first",
-                      "MuJoCo body order of mjlab's g1.xml (mujocolab/mjlab)"),
+        ConsumerOrder(
+            "beyondmimic",
+            ISAACLAB_G1_JOINTS,
+            ISAACLAB_G1_BODIES,
+            "breadth-first",
+            "IsaacLab articulation of the G1 (HybridRobotics/whole_body_tracking)",
+        ),
+        ConsumerOrder(
+            "mjlab",
+            MUJOCO_G1_JOINTS,
+            MUJOCO_G1_BODIES,
+            "depth-first",
+            "MuJoCo body order of mjlab's g1.xml (mujocolab/mjlab)",
+        ),
     )
-}  # fmt: skip
+}
 
 
 def _breadth_first_joints(robot: RobotSpec) -> tuple[str, ...]:

@@ -59,22 +59,62 @@ _G29 = ("g1_29dof",)
 ROBOT_FORMATS: dict[str, RobotFormat] = {
     f.name: f
     for f in (
-        RobotFormat("asap", asap.read, asap.write, ".pkl", None, (),
-                    "ASAP / HumanoidVerse motion library (joblib), 23- or 29-dof, root_rot xyzw"),
-        RobotFormat("beyondmimic", _dialect(tracking_npz.read, "beyondmimic"),
-                    _dialect(tracking_npz.write, "beyondmimic"), ".npz", tracking_npz.DEFAULT_FPS, _G29,
-                    "BeyondMimic .npz: IsaacLab order, 29 joints, 30 bodies, wxyz, 50 Hz"),
-        RobotFormat("mjlab", _dialect(tracking_npz.read, "mjlab"), _dialect(tracking_npz.write, "mjlab"), ".npz",
-                    tracking_npz.DEFAULT_FPS, _G29, "mjlab .npz: MuJoCo depth-first order, 29 joints, 30 bodies, wxyz, 50 Hz"),
-        RobotFormat("holosoma", _dialect(tracking_npz.read, "holosoma"), _dialect(tracking_npz.write, "holosoma"),
-                    ".npz", tracking_npz.DEFAULT_FPS, _G29,
-                    "holosoma .npz: joint_pos = qpos (T, 36), joint_vel = qvel (T, 35), read by name, 50 Hz"),
-        RobotFormat("gmr", gmr_pkl.read, gmr_pkl.write, ".pkl", None, ("g1_29dof", "g1_23dof"),
-                    "GMR pickle: root_rot xyzw, GMR's 38 bodies, loads under numpy 1.x and 2.x"),
-        RobotFormat("csv", unitree_csv.read, unitree_csv.write, ".csv", unitree_csv.DEFAULT_FPS, _G29,
-                    "Unitree CSV: root pos, root quat xyzw (wxyz: ProtoMotions), 29 joints, no header, 30 Hz"),
+        RobotFormat(
+            "asap",
+            asap.read,
+            asap.write,
+            ".pkl",
+            None,
+            (),
+            "ASAP / HumanoidVerse motion library (joblib), 23- or 29-dof, root_rot xyzw",
+        ),
+        RobotFormat(
+            "beyondmimic",
+            _dialect(tracking_npz.read, "beyondmimic"),
+            _dialect(tracking_npz.write, "beyondmimic"),
+            ".npz",
+            tracking_npz.DEFAULT_FPS,
+            _G29,
+            "BeyondMimic .npz: IsaacLab order, 29 joints, 30 bodies, wxyz, 50 Hz",
+        ),
+        RobotFormat(
+            "mjlab",
+            _dialect(tracking_npz.read, "mjlab"),
+            _dialect(tracking_npz.write, "mjlab"),
+            ".npz",
+            tracking_npz.DEFAULT_FPS,
+            _G29,
+            "mjlab .npz: MuJoCo depth-first order, 29 joints, 30 bodies, wxyz, 50 Hz",
+        ),
+        RobotFormat(
+            "holosoma",
+            _dialect(tracking_npz.read, "holosoma"),
+            _dialect(tracking_npz.write, "holosoma"),
+            ".npz",
+            tracking_npz.DEFAULT_FPS,
+            _G29,
+            "holosoma .npz: joint_pos = qpos (T, 36), joint_vel = qvel (T, 35), read by name, 50 Hz",
+        ),
+        RobotFormat(
+            "gmr",
+            gmr_pkl.read,
+            gmr_pkl.write,
+            ".pkl",
+            None,
+            ("g1_29dof", "g1_23dof"),
+            "GMR pickle: root_rot xyzw, GMR's 38 bodies, loads under numpy 1.x and 2.x",
+        ),
+        RobotFormat(
+            "csv",
+            unitree_csv.read,
+            unitree_csv.write,
+            ".csv",
+            unitree_csv.DEFAULT_FPS,
+            _G29,
+            "Unitree CSV: root pos, root quat xyzw (wxyz: ProtoMotions), 29 joints, no header, 30 Hz",
+        ),
     )
-}  # fmt: skip
+}
 HUMAN_FORMATS: tuple[str, ...] = ("bvh", "joints", "amass", "gvhmr", "wham", "tram")
 """Human motion inputs: they are retargeted, not converted."""
 ALL_FORMATS: tuple[str, ...] = tuple(ROBOT_FORMATS) + HUMAN_FORMATS
@@ -146,8 +186,9 @@ def detect_input_format(path: str | Path) -> str:
         if "trans" in keys and ({"poses", "root_orient"} & keys):
             return "amass"
         raise MotionFileError(
-            path, f"an .npz with keys {sorted(keys)} is none of: BeyondMimic/mjlab/holosoma (joint_pos), joint positions "
-            "(joints_w), AMASS (poses/trans)"
+            path,
+            f"an .npz with keys {sorted(keys)} is none of: BeyondMimic/mjlab/holosoma (joint_pos), joint positions "
+            "(joints_w), AMASS (poses/trans)",
         )
     if ext == ".pkl":
         if is_wham_file(path):
@@ -175,7 +216,9 @@ def output_format(path: str | Path, fmt: str | None = None) -> str:
     )
 
 
-def read_motions(path: str | Path, fmt: str | None = None, options: FormatOptions = DEFAULT_OPTIONS) -> list[LoadedMotion]:
+def read_motions(
+    path: str | Path, fmt: str | None = None, options: FormatOptions = DEFAULT_OPTIONS
+) -> list[LoadedMotion]:
     """Every robot motion in a file of a robot format."""
     fmt = fmt or detect_input_format(path)
     if fmt not in ROBOT_FORMATS:
@@ -187,7 +230,11 @@ def read_motions(path: str | Path, fmt: str | None = None, options: FormatOption
 
 
 def write_motion(
-    path: str | Path, motion: RobotMotion, robot: RobotSpec, fmt: str | None = None, options: FormatOptions = DEFAULT_OPTIONS
+    path: str | Path,
+    motion: RobotMotion,
+    robot: RobotSpec,
+    fmt: str | None = None,
+    options: FormatOptions = DEFAULT_OPTIONS,
 ) -> Path:
     """Write one robot motion in `fmt` (default: from the extension), at the motion's own rate,
     atomically, on the robot the consumer expects (:func:`prepare_motion`; what that changes is

@@ -86,12 +86,18 @@ def write(
         joint_pos = np.concatenate([motion.root_pos_w, quat_normalize(motion.root_quat_w), joint_pos], axis=1)
         joint_vel = np.concatenate([root_vel, joint_vel], axis=1)
     metadata = {
-        "format": dialect, "robot": robot.name, "clip": motion.name, "quat_order": "wxyz", "fps": motion.fps,
-        **CONVENTIONS, "joint_order": "by position, as joint_names", "body_order": "by position, as body_names",
+        "format": dialect,
+        "robot": robot.name,
+        "clip": motion.name,
+        "quat_order": "wxyz",
+        "fps": motion.fps,
+        **CONVENTIONS,
+        "joint_order": "by position, as joint_names",
+        "body_order": "by position, as body_names",
         "velocities": "central finite differences (one-sided at the ends); angular: world frame, "
         "log(q[t+1] q[t-1]^-1) / (2 dt)",
         "source": options.source,
-    }  # fmt: skip
+    }
     arrays: dict[str, Any] = {
         "fps": _fps_array(motion.fps),
         "joint_pos": joint_pos,
@@ -146,10 +152,11 @@ def dialect_of(path: Path, data: dict[str, np.ndarray]) -> str:
         return "named"
     qvel_cols = joint_vel.shape[1] if joint_vel.ndim == 2 else None
     raise MotionFileError(
-        path, f"'joint_pos' {joint_pos.shape} (joint_vel {qvel_cols} columns) without 'joint_names': BeyondMimic "
+        path,
+        f"'joint_pos' {joint_pos.shape} (joint_vel {qvel_cols} columns) without 'joint_names': BeyondMimic "
         "(IsaacLab joint and body order) and mjlab (MuJoCo order) files have the same shapes and holosoma's "
-        "are read by name, so the order cannot be known; name the dialect (CLI: --from beyondmimic or --from mjlab)"
-    )  # fmt: skip
+        "are read by name, so the order cannot be known; name the dialect (CLI: --from beyondmimic or --from mjlab)",
+    )
 
 
 def _fps(path: Path, data: dict[str, np.ndarray]) -> float:
@@ -201,9 +208,13 @@ def read(
     check_frames(path, root_pos_w=root_pos, root_quat_w=root_quat, dof_pos=dof)
     name = str(_metadata(data).get("clip") or path.stem)
     motion = RobotMotion(
-        name=name, fps=_fps(path, data), root_pos_w=root_pos, root_quat_w=quat_normalize(root_quat), dof_pos=dof,
+        name=name,
+        fps=_fps(path, data),
+        root_pos_w=root_pos,
+        root_quat_w=quat_normalize(root_quat),
+        dof_pos=dof,
         human_joints_w=human,
-    )  # fmt: skip
+    )
     if "joint_names" not in data:
         _check_order_by_kinematics(path, motion, robot, np.asarray(data["body_pos_w"], dtype=np.float64), found)
     return [LoadedMotion(motion, robot)]
@@ -231,6 +242,7 @@ def _check_order_by_kinematics(
     if error_m > LEG_ORDER_TOLERANCE_M:
         other = "mjlab" if dialect == "beyondmimic" else "beyondmimic"
         raise MotionFileError(
-            path, f"read in {dialect} order, its leg bodies sit up to {error_m:.3f} m from where its joint angles put "
-            f"them: it is not a {dialect} file (try --from {other})"
-        )  # fmt: skip
+            path,
+            f"read in {dialect} order, its leg bodies sit up to {error_m:.3f} m from where its joint angles put "
+            f"them: it is not a {dialect} file (try --from {other})",
+        )

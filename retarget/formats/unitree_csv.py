@@ -37,10 +37,15 @@ HEADER_PREFIX = "# asap-retarget "
 
 def _header_lines(motion: RobotMotion, robot: RobotSpec, quat_order: str, source: str) -> list[str]:
     meta = {
-        "format": "unitree_csv", "robot": robot.name, "clip": motion.name, "fps": motion.fps,
-        "quat_order": quat_order, **CONVENTIONS, "source": source,
+        "format": "unitree_csv",
+        "robot": robot.name,
+        "clip": motion.name,
+        "fps": motion.fps,
+        "quat_order": quat_order,
+        **CONVENTIONS,
+        "source": source,
         "columns": ["root_x", "root_y", "root_z"] + [f"quat_{c}" for c in quat_order] + list(robot.joint_names),
-    }  # fmt: skip
+    }
     return [HEADER_PREFIX + json.dumps(meta)]
 
 
@@ -92,14 +97,17 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
     order = options.quat_order or header.get("quat_order")
     if order is None:
         raise MotionFileError(
-            path, "the root quaternion order is not stated in the file: pass quat_order 'xyzw' (Unitree, "
-            "LAFAN1) or 'wxyz' (ProtoMotions) (CLI: --quat-order)"
+            path,
+            "the root quaternion order is not stated in the file: pass quat_order 'xyzw' (Unitree, "
+            "LAFAN1) or 'wxyz' (ProtoMotions) (CLI: --quat-order)",
         )
     if header.get("quat_order") not in (None, order):
         raise MotionFileError(path, f"the header says quat_order {header['quat_order']!r}, the option says {order!r}")
     fps = options.csv_fps or header.get("fps")
     if fps is None:
-        raise MotionFileError(path, "the frame rate is not stated in the file: pass csv_fps (CLI: --in-fps; Unitree's CSVs are 30 Hz)")
+        raise MotionFileError(
+            path, "the frame rate is not stated in the file: pass csv_fps (CLI: --in-fps; Unitree's CSVs are 30 Hz)"
+        )
     if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not np.isfinite(fps) or fps <= 0:
         raise MotionFileError(path, f"the frame rate must be a positive number, found {fps!r}")
     try:
@@ -108,17 +116,24 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
         raise MotionFileError(path, f"not a numeric CSV ({exc})") from exc
     robot = load_robot_spec(header["robot"]) if "robot" in header else robot_for_dof(rows.shape[1] - 7, path)
     if rows.shape[1] != 7 + robot.num_dof:
-        raise MotionFileError(path, f"rows must have 7 + {robot.num_dof} columns for {robot.name}; found {rows.shape[1]}")
+        raise MotionFileError(
+            path, f"rows must have 7 + {robot.num_dof} columns for {robot.name}; found {rows.shape[1]}"
+        )
     quat = rows[:, 3:7] if order == "wxyz" else quat_xyzw_to_wxyz(rows[:, 3:7])
     check_frames(path, root_pos_w=rows[:, :3], root_quat_w=quat, dof_pos=rows[:, 7:])
     other = quat_xyzw_to_wxyz(rows[:, 3:7]) if order == "wxyz" else rows[:, 3:7]
     if _upside_down_fraction(quat) > 0.5 and _upside_down_fraction(other) < 0.5:
         raise MotionFileError(
-            path, f"read as {order}, the pelvis is upside down in {_upside_down_fraction(quat):.0%} of frames; "
-            f"the other order keeps it upright: check the quaternion order"
+            path,
+            f"read as {order}, the pelvis is upside down in {_upside_down_fraction(quat):.0%} of frames; "
+            f"the other order keeps it upright: check the quaternion order",
         )
     motion = RobotMotion(
-        name=header.get("clip") or path.stem, fps=float(fps), root_pos_w=rows[:, :3].copy(),
-        root_quat_w=quat_normalize(quat), dof_pos=rows[:, 7:].copy(), human_joints_w=empty_human_joints(len(rows)),
-    )  # fmt: skip
+        name=header.get("clip") or path.stem,
+        fps=float(fps),
+        root_pos_w=rows[:, :3].copy(),
+        root_quat_w=quat_normalize(quat),
+        dof_pos=rows[:, 7:].copy(),
+        human_joints_w=empty_human_joints(len(rows)),
+    )
     return [LoadedMotion(motion, robot)]

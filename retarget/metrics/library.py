@@ -62,8 +62,9 @@ def evaluate_library(
         motion = asap_dict_to_motion(key, clip)
         spec = load_robot_spec(robot) if robot else robot_for_dof_count(motion.dof_pos.shape[1], library)
         if motion.dof_pos.shape[1] != spec.num_dof:
-            raise MotionFileError(library, f"clip {key!r} has {motion.dof_pos.shape[1]} joints, {spec.name} has "
-                                  f"{spec.num_dof}")  # fmt: skip
+            raise MotionFileError(
+                library, f"clip {key!r} has {motion.dof_pos.shape[1]} joints, {spec.name} has {spec.num_dof}"
+            )
         src = find_source_clip(key, source)
         human = load_human_reference(src, motion.fps, config.contacts, source_options)
         try:
@@ -98,8 +99,9 @@ def report_dict(clips: list[ClipMetrics], config: MetricsConfig = MetricsConfig(
     )
 
 
-def write_report_json(path: str | Path, clips: list[ClipMetrics], config: MetricsConfig = MetricsConfig(),
-                      **extra) -> Path:  # fmt: skip
+def write_report_json(
+    path: str | Path, clips: list[ClipMetrics], config: MetricsConfig = MetricsConfig(), **extra
+) -> Path:
     """Write :func:`report_dict` atomically."""
     path = Path(path)
     text = json.dumps(report_dict(clips, config, **extra), indent=2, allow_nan=False)

@@ -103,9 +103,7 @@ def read_amass_npz(path: str | Path) -> SmplSequence:
         bad = ~np.isfinite(arr).reshape(num_frames, -1).all(axis=1)
         if bad.any():
             frames = np.flatnonzero(bad)
-            raise MotionFileError(
-                path, f"'{key}' has NaN or inf in {bad.sum()} frame(s), first at frame {frames[0]}"
-            )
+            raise MotionFileError(path, f"'{key}' has NaN or inf in {bad.sum()} frame(s), first at frame {frames[0]}")
     fps = _read_fps(path, data)
     betas = numeric_array(path, data, "betas", "AMASS clip").reshape(-1) if "betas" in data else np.zeros(10)
     if not np.isfinite(betas).all():

@@ -111,8 +111,11 @@ def _parse(path: Path, text: str) -> tuple[list[_Joint], np.ndarray, float]:
                     i += 2 + count
                     unknown = [c for c in channels if c not in _CHANNEL_NAMES]
                     if unknown:
-                        raise MotionFileError(path, f"malformed BVH: joint {name!r} has unknown channels {unknown}; "
-                                              "expected X/Y/Z position and rotation channels")  # fmt: skip
+                        raise MotionFileError(
+                            path,
+                            f"malformed BVH: joint {name!r} has unknown channels {unknown}; "
+                            "expected X/Y/Z position and rotation channels",
+                        )
                 joints.append(_Joint(name, stack[-1] if stack else -1, offset, channels))
                 stack.append(len(joints) - 1)
             elif word == "}":
@@ -133,8 +136,9 @@ def _parse(path: Path, text: str) -> tuple[list[_Joint], np.ndarray, float]:
     num_channels = sum(len(j.channels) for j in joints)
     if num_frames <= 0 or values.size != num_frames * num_channels:
         raise MotionFileError(
-            path, f"expected {num_frames} frames × {num_channels} channels = {num_frames * num_channels} "
-            f"values, found {values.size}"
+            path,
+            f"expected {num_frames} frames × {num_channels} channels = {num_frames * num_channels} "
+            f"values, found {values.size}",
         )
     if not np.isfinite(values).all() or not frame_time > 0:
         raise MotionFileError(path, "NaN/inf motion values or a non-positive frame time")

@@ -63,9 +63,12 @@ def _cmu_map() -> SkeletonMap:
         bones[20 + k] = BoneSource(f"{side}FingerBase", (f"{side}Hand", f"{s}Fingers"))
         bones[22 + k] = BoneSource(f"{s}Fingers", None)
     return SkeletonMap(
-        bones=bones, root="Hips", left_leg=("LeftUpLeg", "LeftLeg", "LeftFoot"),
-        right_leg=("RightUpLeg", "RightLeg", "RightFoot"), spine="Spine",
-    )  # fmt: skip
+        bones=bones,
+        root="Hips",
+        left_leg=("LeftUpLeg", "LeftLeg", "LeftFoot"),
+        right_leg=("RightUpLeg", "RightLeg", "RightFoot"),
+        spine="Spine",
+    )
 
 
 CMU_MAP: SkeletonMap = _cmu_map()
@@ -93,8 +96,9 @@ def _check_rest_pose(path: Path | None, bvh: BvhMotion, skeleton_map: SkeletonMa
     toe_l = rest[bvh.index(toe_segment[1])]
     if not (hip_l[0] > hip_r[0] and toe_l[2] > ankle_l[2]):
         raise MotionFileError(
-            path, "the BVH rest pose does not face +z with the left leg at +x (y up); this converter "
-            "would mirror or turn it. Supported: CMU-style rest poses"
+            path,
+            "the BVH rest pose does not face +z with the left leg at +x (y up); this converter "
+            "would mirror or turn it. Supported: CMU-style rest poses",
         )
 
 
@@ -104,14 +108,16 @@ def _check_unit(path: Path | None, bvh: BvhMotion, skeleton_map: SkeletonMap, co
     if not low <= leg <= high:
         fits = [u for u, m in UNITS_M.items() if low <= leg / UNITS_M[config.unit] * m <= high]
         raise MotionFileError(
-            path, f"with unit {config.unit!r} the leg (hip→knee→ankle) is {leg:.3f} m, outside the human range "
+            path,
+            f"with unit {config.unit!r} the leg (hip→knee→ankle) is {leg:.3f} m, outside the human range "
             f"{low}–{high} m; the file's unit is probably one of {fits or 'none of ' + str(list(UNITS_M))} "
-            "(CLI: --bvh-unit)"
+            "(CLI: --bvh-unit)",
         )
 
 
-def bvh_to_smpl(bvh: BvhMotion, path: Path | None = None, skeleton_map: SkeletonMap = CMU_MAP,
-                config: BvhConfig = BvhConfig()) -> SmplSequence:  # fmt: skip
+def bvh_to_smpl(
+    bvh: BvhMotion, path: Path | None = None, skeleton_map: SkeletonMap = CMU_MAP, config: BvhConfig = BvhConfig()
+) -> SmplSequence:
     """An SMPL sequence whose bones follow the BVH segments (see the module's joint map)."""
     missing = sorted(_required_joints(skeleton_map) - set(bvh.joint_names))
     if missing:
@@ -123,7 +129,9 @@ def bvh_to_smpl(bvh: BvhMotion, path: Path | None = None, skeleton_map: Skeleton
     )
 
 
-def read_bvh_as_smpl(path: str | Path, config: BvhConfig = BvhConfig(), skeleton_map: SkeletonMap = CMU_MAP) -> SmplSequence:
+def read_bvh_as_smpl(
+    path: str | Path, config: BvhConfig = BvhConfig(), skeleton_map: SkeletonMap = CMU_MAP
+) -> SmplSequence:
     """Read a BVH file and convert it to an SMPL sequence ready for :func:`retarget_sequence`."""
     path = Path(path)
     return bvh_to_smpl(read_bvh(path, config), path, skeleton_map, config)

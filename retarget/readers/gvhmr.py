@@ -62,8 +62,12 @@ def read_gvhmr_tracks(path: Path) -> dict[int, VideoTrack]:
             path, f"'global_orient' has {n} frames but 'body_pose' {body.shape[:1]} and 'transl' {transl.shape}"
         )
     track = VideoTrack(
-        track_id=0, frame_ids=np.arange(n), root_rotmat=rotvec_to_matrix(root), body_rotvec=body,
-        pelvis=transl + pelvis_rest_offset(), betas=mean_betas(to_numpy(params.get("betas", np.zeros(10)))),
+        track_id=0,
+        frame_ids=np.arange(n),
+        root_rotmat=rotvec_to_matrix(root),
+        body_rotvec=body,
+        pelvis=transl + pelvis_rest_offset(),
+        betas=mean_betas(to_numpy(params.get("betas", np.zeros(10)))),
         model_type=model_type,
-    )  # fmt: skip
+    )
     return {0: track}

@@ -37,10 +37,13 @@ def smpl_positions_map(names: tuple[str, ...]) -> SkeletonMap:
         if SMPL_JOINT_NAMES[c] in names
     }
     return SkeletonMap(
-        bones=bones, root="Pelvis", left_leg=("L_Hip", "L_Knee", "L_Ankle"),
-        right_leg=("R_Hip", "R_Knee", "R_Ankle"), spine="Torso",
+        bones=bones,
+        root="Pelvis",
+        left_leg=("L_Hip", "L_Knee", "L_Ankle"),
+        right_leg=("R_Hip", "R_Knee", "R_Ankle"),
+        spine="Torso",
         chest_frame=("Chest", "Neck", "L_Thorax", "R_Thorax"),
-    )  # fmt: skip
+    )
 
 
 def read_joint_positions(path: str | Path) -> tuple[np.ndarray, tuple[str, ...], float]:
@@ -80,8 +83,14 @@ def write_joint_positions(path: str | Path, joints_w: np.ndarray, names: tuple[s
 
     def _save(tmp: Path) -> None:
         with open(tmp, "wb") as fh:
-            np.savez(fh, joints_w=np.asarray(joints_w, dtype=np.float64), joint_names=np.array(names),
-                     fps=np.array(float(fps)), up_axis=np.array("z"), length_unit=np.array("m"))  # fmt: skip
+            np.savez(
+                fh,
+                joints_w=np.asarray(joints_w, dtype=np.float64),
+                joint_names=np.array(names),
+                fps=np.array(float(fps)),
+                up_axis=np.array("z"),
+                length_unit=np.array("m"),
+            )
 
     atomic_write(path, _save)
     return path

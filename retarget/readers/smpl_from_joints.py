@@ -32,9 +32,25 @@ from retarget.smpl_sequence import NUM_SMPL_JOINTS, SmplSequence
 
 # SMPL joint → the child whose bone direction its rotation sets (the chest follows the neck).
 PRIMARY_CHILD: dict[int, int] = {
-    1: 4, 2: 5, 3: 6, 4: 7, 5: 8, 6: 9, 7: 10, 8: 11, 9: 12, 12: 15,
-    13: 16, 14: 17, 16: 18, 17: 19, 18: 20, 19: 21, 20: 22, 21: 23,
-}  # fmt: skip
+    1: 4,
+    2: 5,
+    3: 6,
+    4: 7,
+    5: 8,
+    6: 9,
+    7: 10,
+    8: 11,
+    9: 12,
+    12: 15,
+    13: 16,
+    14: 17,
+    16: 18,
+    17: 19,
+    18: 20,
+    19: 21,
+    20: 22,
+    21: 23,
+}
 
 
 @dataclass(frozen=True)
@@ -102,11 +118,14 @@ def leg_length_m(positions_w: np.ndarray, names: tuple[str, ...], leg: tuple[str
     return float(np.mean(np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)))
 
 
-def _check_not_degenerate(positions_w: np.ndarray, names: tuple[str, ...], skeleton_map: SkeletonMap,
-                          source_path: Path | None) -> None:
+def _check_not_degenerate(
+    positions_w: np.ndarray, names: tuple[str, ...], skeleton_map: SkeletonMap, source_path: Path | None
+) -> None:
     """Coincident hips or zero-length legs give no body frame and no scale: refuse them in one line."""
     idx = {n: i for i, n in enumerate(names)}
-    hip_width_m = np.linalg.norm(positions_w[:, idx[skeleton_map.left_leg[0]]] - positions_w[:, idx[skeleton_map.right_leg[0]]], axis=-1)
+    hip_width_m = np.linalg.norm(
+        positions_w[:, idx[skeleton_map.left_leg[0]]] - positions_w[:, idx[skeleton_map.right_leg[0]]], axis=-1
+    )
     legs_m = [leg_length_m(positions_w, names, leg) for leg in (skeleton_map.left_leg, skeleton_map.right_leg)]
     bad = np.flatnonzero(hip_width_m < 1e-4)
     if len(bad) or not min(legs_m) > 1e-3:
@@ -172,7 +191,10 @@ def smpl_from_joints(
     pose = quat_to_rotvec(matrix_to_quat(local))
     # Root: SMPL hip midpoint on the scaled source hip midpoint; p_pelvis = trans + J0.
     smpl_leg = 0.5 * sum(np.linalg.norm(skel.offsets[k]) + np.linalg.norm(skel.offsets[k + 3]) for k in (4, 5))
-    src_leg = 0.5 * (leg_length_m(positions_w, names, skeleton_map.left_leg) + leg_length_m(positions_w, names, skeleton_map.right_leg))
+    src_leg = 0.5 * (
+        leg_length_m(positions_w, names, skeleton_map.left_leg)
+        + leg_length_m(positions_w, names, skeleton_map.right_leg)
+    )
     mid_hips = 0.5 * (positions_w[:, idx[skeleton_map.left_leg[0]]] + positions_w[:, idx[skeleton_map.right_leg[0]]])
     pelvis = (smpl_leg / src_leg) * mid_hips - glob[:, 0] @ (0.5 * (skel.offsets[1] + skel.offsets[2]))
     return SmplSequence(

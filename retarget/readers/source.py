@@ -88,9 +88,10 @@ def detect_clip_format(path: str | Path) -> str:
     formats = {".bvh": "bvh", ".pt": "gvhmr", ".pkl": "wham", ".npy": "tram"}
     if ext not in formats:
         raise MotionFileError(
-            path, f"unknown clip extension {ext!r}; known: .npz (AMASS, joint positions), .bvh, .pt (GVHMR), "
-            ".pkl (WHAM), .npy (TRAM track) or a TRAM folder"
-        )  # fmt: skip
+            path,
+            f"unknown clip extension {ext!r}; known: .npz (AMASS, joint positions), .bvh, .pt (GVHMR), "
+            ".pkl (WHAM), .npy (TRAM track) or a TRAM folder",
+        )
     return formats[ext]
 
 
@@ -174,8 +175,9 @@ def load_clip(path: str | Path, options: SourceOptions = SourceOptions(), fmt: s
         seq = _read_single(path, fmt)
     if seq.num_frames == 0:
         raise MotionFileError(path, "has zero frames")
-    cutoff_hz = options.smooth_hz if options.smooth_hz is not None else (
-        VIDEO_CUTOFF_HZ if fmt in VIDEO_FORMATS else 0.0)  # fmt: skip
+    cutoff_hz = (
+        options.smooth_hz if options.smooth_hz is not None else (VIDEO_CUTOFF_HZ if fmt in VIDEO_FORMATS else 0.0)
+    )
     if cutoff_hz > 0:
         seq = smooth_sequence(seq, cutoff_hz)
         notes.append(f"low-passed at {cutoff_hz:g} Hz against video jitter (--smooth-hz 0: off)")

@@ -54,17 +54,21 @@ def _camera(track_path: Path) -> tuple[np.ndarray, np.ndarray]:
         if cam_path.is_file():
             break
     else:
-        raise MotionFileError(track_path, f"no {CAMERA_FILE} in {track_path.parent.parent} (TRAM's camera "
-                                          "trajectory, written by scripts/estimate_camera.py): cannot place the "
-                                          "track in the world")  # fmt: skip
+        raise MotionFileError(
+            track_path,
+            f"no {CAMERA_FILE} in {track_path.parent.parent} (TRAM's camera "
+            "trajectory, written by scripts/estimate_camera.py): cannot place the "
+            "track in the world",
+        )
     cam = load_npy_object(cam_path)
     if not isinstance(cam, dict) or not {"world_cam_R", "world_cam_T"} <= set(cam):
         found = sorted(cam) if isinstance(cam, dict) else type(cam).__name__
         raise MotionFileError(cam_path, f"not a TRAM camera: expected 'world_cam_R', 'world_cam_T'; found {found}")
     rot, pos = to_numpy(cam["world_cam_R"]).astype(np.float64), to_numpy(cam["world_cam_T"]).astype(np.float64)
     if rot.ndim != 3 or rot.shape[1:] != (3, 3) or pos.shape != (len(rot), 3):
-        raise MotionFileError(cam_path, f"'world_cam_R' {rot.shape} and 'world_cam_T' {pos.shape}: expected "
-                                        "(N, 3, 3) and (N, 3)")  # fmt: skip
+        raise MotionFileError(
+            cam_path, f"'world_cam_R' {rot.shape} and 'world_cam_T' {pos.shape}: expected (N, 3, 3) and (N, 3)"
+        )
     return rot, pos
 
 
@@ -72,7 +76,9 @@ def read_tram_track(path: Path) -> VideoTrack:
     """One ``hps_track_<k>.npy`` in TRAM's world frame."""
     data = load_npy_object(path)
     if not isinstance(data, dict):
-        raise MotionFileError(path, f"not a TRAM track: expected a dict of {', '.join(_KEYS)}; found {type(data).__name__}")
+        raise MotionFileError(
+            path, f"not a TRAM track: expected a dict of {', '.join(_KEYS)}; found {type(data).__name__}"
+        )
     require_keys(path, "not a TRAM track:", data, _KEYS)
     match = _TRACK_FILE.match(path.name)
     track_id = int(match.group(1)) if match else 0
@@ -97,10 +103,14 @@ def read_tram_track(path: Path) -> VideoTrack:
         body = np.concatenate([body, np.zeros((n, 2, 3))], axis=1)
     pelvis_c = trans_c + pelvis_rest_offset()
     return VideoTrack(
-        track_id=track_id, frame_ids=frames, root_rotmat=r_wc @ rotmat[:, 0],
-        pelvis=np.einsum("nij,nj->ni", r_wc, pelvis_c) + t_wc, body_rotvec=body,
-        betas=mean_betas(to_numpy(data.get("pred_shape", np.zeros(10)))), model_type=model_type,
-    )  # fmt: skip
+        track_id=track_id,
+        frame_ids=frames,
+        root_rotmat=r_wc @ rotmat[:, 0],
+        pelvis=np.einsum("nij,nj->ni", r_wc, pelvis_c) + t_wc,
+        body_rotvec=body,
+        betas=mean_betas(to_numpy(data.get("pred_shape", np.zeros(10)))),
+        model_type=model_type,
+    )
 
 
 def read_tram_tracks(path: Path) -> dict[int, VideoTrack]:

@@ -62,8 +62,17 @@ def _unpickle(path: Path, fobj: Any) -> Any:
         return _ResultUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
     except MotionFileError:
         raise
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
-            RuntimeError, OSError) as exc:  # fmt: skip
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        KeyError,
+        RuntimeError,
+        OSError,
+    ) as exc:
         raise MotionFileError(path, f"corrupt or truncated pickle ({type(exc).__name__}: {exc})") from exc
 
 

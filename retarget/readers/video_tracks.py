@@ -88,17 +88,21 @@ def check_track(path: Path, track: VideoTrack) -> VideoTrack:
     """Shapes agree, values are finite, at least one frame."""
     n = track.num_frames
     require_frames(path, track.track_id, n)
-    shapes = {"root orientation": (track.root_rotmat, (n, 3, 3)), "body pose": (track.body_rotvec, (n, 23, 3)),
-              "translation": (track.pelvis, (n, 3))}  # fmt: skip
+    shapes = {
+        "root orientation": (track.root_rotmat, (n, 3, 3)),
+        "body pose": (track.body_rotvec, (n, 23, 3)),
+        "translation": (track.pelvis, (n, 3)),
+    }
     for what, (arr, shape) in shapes.items():
         if arr.shape != shape:
             raise MotionFileError(path, f"track {track.track_id}: {what} has shape {arr.shape}, expected {shape}")
         bad = ~np.isfinite(arr.reshape(n, -1)).all(axis=1)
         if bad.any():
             raise MotionFileError(
-                path, f"track {track.track_id}: {what} has NaN or inf in {bad.sum()} frame(s), first at "
-                f"frame {int(track.frame_ids[np.flatnonzero(bad)[0]])}"
-            )  # fmt: skip
+                path,
+                f"track {track.track_id}: {what} has NaN or inf in {bad.sum()} frame(s), first at "
+                f"frame {int(track.frame_ids[np.flatnonzero(bad)[0]])}",
+            )
     return track
 
 
@@ -112,8 +116,11 @@ def choose_track(path: Path, tracks: dict[int, VideoTrack], person: int | None) 
             raise MotionFileError(path, f"no person {person}; tracks: {listing}")
         return tracks[person], None
     longest = max(sorted(tracks), key=lambda k: tracks[k].num_frames)
-    note = f"person {longest}, the longest of {len(tracks)} tracks ({listing}); choose another with --person" if (
-        len(tracks) > 1) else None  # fmt: skip
+    note = (
+        f"person {longest}, the longest of {len(tracks)} tracks ({listing}); choose another with --person"
+        if (len(tracks) > 1)
+        else None
+    )
     return tracks[longest], note
 
 
@@ -152,8 +159,15 @@ def track_to_sequence(
         pose, trans = _fill_gaps(frames, pose, trans)
         notes.append(f"filled {missing} missing frame(s) by interpolation (longest gap {longest / fps:.2f} s)")
     assert pose.shape[1] == NUM_SMPL_JOINTS
-    seq = SmplSequence(name=name, pose_rotvec=pose, trans_w=trans, fps=fps, betas=track.betas,
-                       model_type=track.model_type, source_path=path)  # fmt: skip
+    seq = SmplSequence(
+        name=name,
+        pose_rotvec=pose,
+        trans_w=trans,
+        fps=fps,
+        betas=track.betas,
+        model_type=track.model_type,
+        source_path=path,
+    )
     if up_axis == "y":
         seq = transform_sequence(seq, Y_UP_TO_Z_UP, np.zeros(3))
     return seq, notes

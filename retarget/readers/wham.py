@@ -36,8 +36,10 @@ _HIPS = (1, 2)
 
 
 def is_wham(data: object) -> bool:
-    return isinstance(data, dict) and len(data) > 0 and all(
-        isinstance(v, dict) and "pose_world" in v and "trans_world" in v for v in data.values()
+    return (
+        isinstance(data, dict)
+        and len(data) > 0
+        and all(isinstance(v, dict) and "pose_world" in v and "trans_world" in v for v in data.values())
     )
 
 
@@ -71,10 +73,14 @@ def _track(path: Path, track_id: int, entry: dict) -> VideoTrack:
     if frames.dtype.kind not in "iu":
         raise MotionFileError(path, f"track {track_id}: 'frame_ids' must be integers; found {frames.dtype}")
     return VideoTrack(
-        track_id=track_id, frame_ids=frames, root_rotmat=root, body_rotvec=body,
-        pelvis=mid_hip - root @ mid_hip_rest_offset(), betas=mean_betas(to_numpy(entry.get("betas", np.zeros(10)))),
+        track_id=track_id,
+        frame_ids=frames,
+        root_rotmat=root,
+        body_rotvec=body,
+        pelvis=mid_hip - root @ mid_hip_rest_offset(),
+        betas=mean_betas(to_numpy(entry.get("betas", np.zeros(10)))),
         model_type=model_type,
-    )  # fmt: skip
+    )
 
 
 def read_wham_tracks(path: Path) -> dict[int, VideoTrack]:
@@ -83,8 +89,9 @@ def read_wham_tracks(path: Path) -> dict[int, VideoTrack]:
     if not is_wham(data):
         found = sorted(map(str, data))[:10] if isinstance(data, dict) else type(data).__name__
         raise MotionFileError(
-            path, f"not a WHAM result: expected {{track id: {{'pose_world', 'trans_world', ...}}}}, found {found} "
-            "(a clip is an AMASS .npz, a BVH, or a GVHMR/WHAM/TRAM result)"
+            path,
+            f"not a WHAM result: expected {{track id: {{'pose_world', 'trans_world', ...}}}}, found {found} "
+            "(a clip is an AMASS .npz, a BVH, or a GVHMR/WHAM/TRAM result)",
         )
     tracks = {}
     for key, entry in data.items():

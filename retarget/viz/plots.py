@@ -44,8 +44,14 @@ def _shade_stance(ax, time_s: np.ndarray, stance: np.ndarray | None, label: bool
     edges = np.flatnonzero(np.diff(np.concatenate([[0], stance.astype(int), [0]])))
     half = 0.5 * (time_s[1] - time_s[0]) if len(time_s) > 1 else 0.5
     for i, (a, b) in enumerate(zip(edges[::2], edges[1::2])):
-        ax.axvspan(time_s[a] - half, time_s[b - 1] + half, color=STANCE_COLOR, alpha=0.15, lw=0,
-                   label="human stance" if label and i == 0 else None)  # fmt: skip
+        ax.axvspan(
+            time_s[a] - half,
+            time_s[b - 1] + half,
+            color=STANCE_COLOR,
+            alpha=0.15,
+            lw=0,
+            label="human stance" if label and i == 0 else None,
+        )
 
 
 def plot_joint_angles(motion: RobotMotion, robot_name: str, path: Path) -> Path:
@@ -77,8 +83,15 @@ def plot_joint_angles(motion: RobotMotion, robot_name: str, path: Path) -> Path:
     return _save(fig, path)
 
 
-def _plot_per_foot(values: np.ndarray, time_s: np.ndarray, contacts: FootContacts | None, ylabel: str, title: str,
-                   reference: float | None, path: Path) -> Path:  # fmt: skip
+def _plot_per_foot(
+    values: np.ndarray,
+    time_s: np.ndarray,
+    contacts: FootContacts | None,
+    ylabel: str,
+    title: str,
+    reference: float | None,
+    path: Path,
+) -> Path:
     plt = _pyplot()
     fig, axes = plt.subplots(2, 1, figsize=(12, 6), sharex=True)
     for f, ax in enumerate(axes):
@@ -99,15 +112,29 @@ def _plot_per_foot(values: np.ndarray, time_s: np.ndarray, contacts: FootContact
 def plot_foot_heights(track: FootTrack, fps: float, contacts: FootContacts | None, path: Path, name: str = "") -> Path:
     """Lowest sole point of each robot foot [mm] over time, the human's stance shaded."""
     time_s = np.arange(len(track.sole_height_m)) / fps
-    return _plot_per_foot(track.sole_height_m * 1000.0, time_s, contacts, "sole height [mm]",
-                          f"{name}: robot sole height above the floor, human stance shaded", 0.0, path)  # fmt: skip
+    return _plot_per_foot(
+        track.sole_height_m * 1000.0,
+        time_s,
+        contacts,
+        "sole height [mm]",
+        f"{name}: robot sole height above the floor, human stance shaded",
+        0.0,
+        path,
+    )
 
 
 def plot_foot_tilt(track: FootTrack, fps: float, contacts: FootContacts | None, path: Path, name: str = "") -> Path:
     """Tilt of each robot foot from flat [deg] over time, the human's stance shaded."""
     time_s = np.arange(len(track.tilt_deg)) / fps
-    return _plot_per_foot(track.tilt_deg, time_s, contacts, "foot tilt [deg]",
-                          f"{name}: robot foot tilt from flat, human stance shaded", None, path)  # fmt: skip
+    return _plot_per_foot(
+        track.tilt_deg,
+        time_s,
+        contacts,
+        "foot tilt [deg]",
+        f"{name}: robot foot tilt from flat, human stance shaded",
+        None,
+        path,
+    )
 
 
 def plot_time_series(series: Mapping[str, np.ndarray], fps: float, path: Path, title: str = "") -> Path:

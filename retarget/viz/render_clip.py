@@ -39,9 +39,12 @@ class RenderSummary:
 
 
 def make_panel(
-    motion: RobotMotion, label: str, source: Path | None, robot: str | None = None,
+    motion: RobotMotion,
+    label: str,
+    source: Path | None,
+    robot: str | None = None,
     source_options: SourceOptions | None = None,
-) -> Panel:  # fmt: skip
+) -> Panel:
     """A panel for `motion`, with its source skeleton and human stance when they are known."""
     robot_name = robot_for_motion(motion, robot)
     skeleton = None

@@ -129,8 +129,13 @@ def _preview(panel, path: Path, pkl: Path, config: ReportConfig) -> bytes:
     if not _fresh(path, pkl):
         # Closer than the video's camera: the robot should fill a thumbnail.
         camera = replace(config.video.camera, distance_m=0.75 * config.video.camera.distance_m)
-        cfg = replace(config.video, width_px=config.preview_width_px, height_px=config.preview_height_px,
-                      show_text=False, camera=camera)  # fmt: skip
+        cfg = replace(
+            config.video,
+            width_px=config.preview_width_px,
+            height_px=config.preview_height_px,
+            show_text=False,
+            camera=camera,
+        )
         with MotionRenderer([replace(panel, skeleton_w=None)], cfg) as renderer:
             count = min(config.preview_frames, renderer.num_frames)
             indices = np.linspace(0, renderer.num_frames - 1, count).round().astype(int)
@@ -189,8 +194,9 @@ def _pick_metric(rows: list[dict[str, Any]], wanted: str | None) -> str | None:
     return next((m for m in WORST_FIRST_METRICS if m in keys), None)
 
 
-def build_report(out_dir: str | Path, config: ReportConfig = ReportConfig(),
-                 on_clip: Callable[[int, int, str], None] | None = None) -> ReportSummary:  # fmt: skip
+def build_report(
+    out_dir: str | Path, config: ReportConfig = ReportConfig(), on_clip: Callable[[int, int, str], None] | None = None
+) -> ReportSummary:
     """Write OUTDIR/report.html for the batch in `out_dir`; `on_clip(done, total, name)` is called before each clip
     (its previews and plots are the slow part) and once at the end."""
     out_dir = Path(out_dir)

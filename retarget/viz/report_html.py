@@ -14,8 +14,17 @@ from urllib.parse import quote
 # Fields of a summary row that get their own cell or none (the rest become metric columns).
 _SPECIAL = {"clip", "status", "verdict", "error", "source", "source_sha256", "output", "output_sha256", "config_digest"}
 # Verdict words by severity (a verdict may carry a reason: 'reject: floating').
-_VERDICT_RANK = {"failed": 0, "error": 0, "fail": 1, "reject": 1, "rejected": 1, "bad": 1,
-                 "warn": 2, "warning": 2, "review": 2}  # fmt: skip
+_VERDICT_RANK = {
+    "failed": 0,
+    "error": 0,
+    "fail": 1,
+    "reject": 1,
+    "rejected": 1,
+    "bad": 1,
+    "warn": 2,
+    "warning": 2,
+    "review": 2,
+}
 FINE_RANK = 3
 
 
@@ -73,7 +82,9 @@ def badness_key(entry: ClipEntry, metric: str | None) -> tuple:
     """Sort key, worst first: failed, then warned, then the largest `metric`."""
     rank = _rank(entry.verdict)
     value = entry.row.get(metric) if metric else None
-    score = float(value) if isinstance(value, (int, float)) and _is_number(value) and math.isfinite(value) else -math.inf
+    score = (
+        float(value) if isinstance(value, (int, float)) and _is_number(value) and math.isfinite(value) else -math.inf
+    )
     return (rank, -score, entry.clip)
 
 
@@ -164,10 +175,18 @@ def render_report_html(entries: list[ClipEntry], title: str, meta: dict[str, Any
     entries = sorted(entries, key=lambda e: badness_key(e, worst_metric))
     columns = metric_columns(entries, worst_metric)
     numeric = {c for c in columns if all(_is_number(e.row.get(c)) or e.row.get(c) is None for e in entries)}
-    head = ['<th class="sortable" data-type="num">rank</th>', "<th>preview</th>",
-            '<th class="sortable">clip</th>', '<th class="sortable">verdict</th>', "<th>files</th>"]  # fmt: skip
-    head += [f'<th class="sortable" data-type="{"num" if c in numeric else "text"}" title="{html.escape(c, quote=True)}">'
-             f"{_header_html(c)}</th>" for c in columns]  # fmt: skip
+    head = [
+        '<th class="sortable" data-type="num">rank</th>',
+        "<th>preview</th>",
+        '<th class="sortable">clip</th>',
+        '<th class="sortable">verdict</th>',
+        "<th>files</th>",
+    ]
+    head += [
+        f'<th class="sortable" data-type="{"num" if c in numeric else "text"}" title="{html.escape(c, quote=True)}">'
+        f"{_header_html(c)}</th>"
+        for c in columns
+    ]
     head += ['<th class="sortable">error</th>']
     body = []
     for rank, entry in enumerate(entries, start=1):

@@ -43,8 +43,9 @@ def action_to_target(delta_action: np.ndarray, action_scale: float) -> np.ndarra
     return np.asarray(delta_action) * action_scale
 
 
-def analytic_delta_action(profile: RealProfile, robot: RobotSpec, target: np.ndarray, q: np.ndarray,
-                          action_scale: float = 0.25) -> np.ndarray:  # fmt: skip
+def analytic_delta_action(
+    profile: RealProfile, robot: RobotSpec, target: np.ndarray, q: np.ndarray, action_scale: float = 0.25
+) -> np.ndarray:
     """Δa (policy action units) that makes the nominal simulator reproduce ``profile``'s PD stiffness."""
     return target_to_action(soft_joint_delta_target(target, q, stiffness_ratios(profile, robot)), action_scale)
 

@@ -34,8 +34,14 @@ def zero_policy(num_actions: int) -> Policy:
     return lambda obs: torch.zeros(obs.shape[0], num_actions)
 
 
-def collect_rollouts(policy: Policy | None, references: list[MotionReference], profile: str, env_cfg: TrackingEnvConfig | None = None,
-                     episodes: int = 1, seed: int = 0) -> dict[str, Trajectory]:  # fmt: skip
+def collect_rollouts(
+    policy: Policy | None,
+    references: list[MotionReference],
+    profile: str,
+    env_cfg: TrackingEnvConfig | None = None,
+    episodes: int = 1,
+    seed: int = 0,
+) -> dict[str, Trajectory]:
     """``episodes`` rollouts per clip (the first from phase 0, the others from random phases) in ``profile``."""
     prof = get_profile(profile)
     cfg = eval_env_config(TrackingEnvConfig() if env_cfg is None else env_cfg)
@@ -56,10 +62,19 @@ def collect_rollouts(policy: Policy | None, references: list[MotionReference], p
         s = env.state
         with torch.no_grad():
             action = np.clip(policy(obs).numpy().astype(np.float64), -cfg.sim.action_clip, cfg.sim.action_clip)
-        frames.append({"root_pos_w": s.point_pos_w[:, 0].copy(), "root_quat_w": s.body_quat_w[:, 0].copy(),
-                           "root_lin_vel_w": s.point_lin_vel_w[:, 0].copy(), "root_ang_vel_w": s.body_ang_vel_w[:, 0].copy(),
-                           "dof_pos": s.dof_pos.copy(), "dof_vel": s.dof_vel.copy(), "action": action,
-                           "pd_target": env.pd_targets(action), "phase": env.phase().copy()})  # fmt: skip
+        frames.append(
+            {
+                "root_pos_w": s.point_pos_w[:, 0].copy(),
+                "root_quat_w": s.body_quat_w[:, 0].copy(),
+                "root_lin_vel_w": s.point_lin_vel_w[:, 0].copy(),
+                "root_ang_vel_w": s.body_ang_vel_w[:, 0].copy(),
+                "dof_pos": s.dof_pos.copy(),
+                "dof_vel": s.dof_vel.copy(),
+                "action": action,
+                "pd_target": env.pd_targets(action),
+                "phase": env.phase().copy(),
+            }
+        )
         alive.append(active.copy())
         obs, _, dones, _ = env.step(torch.as_tensor(action, dtype=torch.float32))
         active &= ~dones.numpy()
@@ -70,15 +85,25 @@ def collect_rollouts(policy: Policy | None, references: list[MotionReference], p
         pick = {k: np.stack([frames[t][k][i] for t in rows]) for k in frames[0]}
         ref = references[clip_ids[i]]
         out[f"{ref.name}__{i % episodes}"] = Trajectory(
-            motion_id=ref.name, fps=1.0 / env.policy_dt_s, action_scale=cfg.sim.action_scale,
-            source=f"real:{prof.name}", **pick,
-        )  # fmt: skip
+            motion_id=ref.name,
+            fps=1.0 / env.policy_dt_s,
+            action_scale=cfg.sim.action_scale,
+            source=f"real:{prof.name}",
+            **pick,
+        )
     return out
 
 
-def collect_to_file(output: str | Path, run: str | Path | None = None, motion: str | Path | None = None,
-                    log_path: str | Path | None = None, clip: str | None = None, profile: str = DEFAULT_REAL_PROFILE,
-                    episodes: int = 1, seed: int = 0) -> str:  # fmt: skip
+def collect_to_file(
+    output: str | Path,
+    run: str | Path | None = None,
+    motion: str | Path | None = None,
+    log_path: str | Path | None = None,
+    clip: str | None = None,
+    profile: str = DEFAULT_REAL_PROFILE,
+    episodes: int = 1,
+    seed: int = 0,
+) -> str:
     """The ``collect`` command: roll out (or convert a robot log) and write the collection file; a summary line."""
     from retarget.errors import ConfigError
 

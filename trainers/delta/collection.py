@@ -52,8 +52,13 @@ from retarget.rotations import quat_xyzw_to_wxyz
 from robots.registry import RobotSpec, load_robot_spec
 
 EXTRA_ARRAY_KEYS: dict[str, str] = {
-    "action": "TD", "pd_target": "TD", "dof_vel": "TD", "root_lin_vel": "T3", "root_ang_vel": "T3", "phase": "T",
-}  # fmt: skip
+    "action": "TD",
+    "pd_target": "TD",
+    "dof_vel": "TD",
+    "root_lin_vel": "T3",
+    "root_ang_vel": "T3",
+    "phase": "T",
+}
 EXTRA_SCALAR_KEYS: tuple[str, ...] = ("motion_id", "action_scale", "source")
 
 
@@ -90,15 +95,21 @@ class Trajectory:
 
 
 def trajectory_to_clip(traj: Trajectory, robot: RobotSpec) -> dict[str, Any]:
-    motion = RobotMotion(traj.motion_id, traj.fps, traj.root_pos_w, traj.root_quat_w, traj.dof_pos,
-                         np.zeros((traj.num_frames, 24, 3)))  # fmt: skip
+    motion = RobotMotion(
+        traj.motion_id, traj.fps, traj.root_pos_w, traj.root_quat_w, traj.dof_pos, np.zeros((traj.num_frames, 24, 3))
+    )
     clip = motion_to_asap_dict(motion, robot)
     clip.update(
-        action=traj.action.astype(np.float32), pd_target=traj.pd_target.astype(np.float32),
-        dof_vel=traj.dof_vel.astype(np.float32), root_lin_vel=traj.root_lin_vel_w.astype(np.float32),
-        root_ang_vel=traj.root_ang_vel_w.astype(np.float32), phase=traj.phase.astype(np.float32),
-        motion_id=str(traj.motion_id), action_scale=float(traj.action_scale), source=str(traj.source),
-    )  # fmt: skip
+        action=traj.action.astype(np.float32),
+        pd_target=traj.pd_target.astype(np.float32),
+        dof_vel=traj.dof_vel.astype(np.float32),
+        root_lin_vel=traj.root_lin_vel_w.astype(np.float32),
+        root_ang_vel=traj.root_ang_vel_w.astype(np.float32),
+        phase=traj.phase.astype(np.float32),
+        motion_id=str(traj.motion_id),
+        action_scale=float(traj.action_scale),
+        source=str(traj.source),
+    )
     return clip
 
 
@@ -146,14 +157,20 @@ def _clip_to_trajectory(path: Path, key: str, clip: dict[str, Any]) -> Trajector
         raise MotionFileError(path, f"entry {key!r}: " + "; ".join(problems))
     arrays = {name: np.asarray(clip[name], dtype=np.float64) for name in EXTRA_ARRAY_KEYS}
     return Trajectory(
-        motion_id=str(clip["motion_id"]), fps=float(clip["fps"]),
+        motion_id=str(clip["motion_id"]),
+        fps=float(clip["fps"]),
         root_pos_w=np.asarray(clip["root_trans_offset"], dtype=np.float64),
         root_quat_w=quat_xyzw_to_wxyz(np.asarray(clip["root_rot"], dtype=np.float64)),
-        root_lin_vel_w=arrays["root_lin_vel"], root_ang_vel_w=arrays["root_ang_vel"],
-        dof_pos=np.asarray(clip["dof"], dtype=np.float64), dof_vel=arrays["dof_vel"], action=arrays["action"],
-        pd_target=arrays["pd_target"], phase=arrays["phase"], action_scale=float(clip["action_scale"]),
+        root_lin_vel_w=arrays["root_lin_vel"],
+        root_ang_vel_w=arrays["root_ang_vel"],
+        dof_pos=np.asarray(clip["dof"], dtype=np.float64),
+        dof_vel=arrays["dof_vel"],
+        action=arrays["action"],
+        pd_target=arrays["pd_target"],
+        phase=arrays["phase"],
+        action_scale=float(clip["action_scale"]),
         source=str(clip["source"]),
-    )  # fmt: skip
+    )
 
 
 def read_collection(path: str | Path) -> dict[str, Trajectory]:

@@ -69,9 +69,15 @@ class DeltaDynamics:
         return out * self.y_std
 
     def save(self, path: str | Path) -> Path:
-        payload = {"kind": "delta_dynamics", "model": self.model.state_dict(), "x_mean": torch.as_tensor(self.x_mean),
-                   "x_std": torch.as_tensor(self.x_std), "y_std": torch.as_tensor(self.y_std),
-                   "hidden": list(self.hidden), "previous_target": self.previous_target}  # fmt: skip
+        payload = {
+            "kind": "delta_dynamics",
+            "model": self.model.state_dict(),
+            "x_mean": torch.as_tensor(self.x_mean),
+            "x_std": torch.as_tensor(self.x_std),
+            "y_std": torch.as_tensor(self.y_std),
+            "hidden": list(self.hidden),
+            "previous_target": self.previous_target,
+        }
         atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
         return Path(path)
 
@@ -85,8 +91,14 @@ class DeltaDynamics:
             model.load_state_dict(p["model"])
         except Exception as exc:
             raise DeltaModelError(f"{path}: not a delta-dynamics model file ({exc})") from exc
-        return DeltaDynamics(model.eval(), p["x_mean"].numpy(), p["x_std"].numpy(), p["y_std"].numpy(),
-                             tuple(p["hidden"]), bool(p.get("previous_target", False)))  # fmt: skip
+        return DeltaDynamics(
+            model.eval(),
+            p["x_mean"].numpy(),
+            p["x_std"].numpy(),
+            p["y_std"].numpy(),
+            tuple(p["hidden"]),
+            bool(p.get("previous_target", False)),
+        )
 
 
 def dynamics_labels(trajs: list[Trajectory], previous_target: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -94,14 +106,28 @@ def dynamics_labels(trajs: list[Trajectory], previous_target: bool = True) -> tu
     pairs = transitions(trajs)
     pred, goal = predict_next(build_real_model("nominal"), pairs), recorded_next(pairs)
     prev = {id(tr): previous_targets(tr) for tr in trajs}
-    x = np.array([
-        batched_features(tr.pd_target[t][None], tr.dof_pos[t][None], tr.dof_vel[t][None], tr.root_quat_w[t][None],
-                         (quat_to_matrix(tr.root_quat_w[t]).T @ tr.root_ang_vel_w[t])[None],
-                         prev[id(tr)][t][None] if previous_target else None)[0]
-        for tr, t in pairs
-    ])  # fmt: skip
-    y = np.concatenate([goal.dof_pos - pred.dof_pos, goal.dof_vel - pred.dof_vel,
-                        goal.root_lin_vel_w - pred.root_lin_vel_w, goal.root_ang_vel_w - pred.root_ang_vel_w], 1)  # fmt: skip
+    x = np.array(
+        [
+            batched_features(
+                tr.pd_target[t][None],
+                tr.dof_pos[t][None],
+                tr.dof_vel[t][None],
+                tr.root_quat_w[t][None],
+                (quat_to_matrix(tr.root_quat_w[t]).T @ tr.root_ang_vel_w[t])[None],
+                prev[id(tr)][t][None] if previous_target else None,
+            )[0]
+            for tr, t in pairs
+        ]
+    )
+    y = np.concatenate(
+        [
+            goal.dof_pos - pred.dof_pos,
+            goal.dof_vel - pred.dof_vel,
+            goal.root_lin_vel_w - pred.root_lin_vel_w,
+            goal.root_ang_vel_w - pred.root_ang_vel_w,
+        ],
+        1,
+    )
     return x, y
 
 
@@ -127,7 +153,10 @@ def fit_delta_dynamics(trajs: list[Trajectory], cfg: DeltaDynamicsConfig | None 
     with torch.no_grad():
         fit = model(xt).numpy() * y_std
     d = dyn.num_dof
-    stats = {"transitions": len(x), "label_rms_dof_pos_rad": float(np.sqrt((y[:, :d] ** 2).mean())),
-             "fit_residual_rms_dof_pos_rad": float(np.sqrt(((fit - y)[:, :d] ** 2).mean())),
-             "explained_variance": float(1.0 - ((fit - y) / y_std).var() / (y / y_std).var())}  # fmt: skip
+    stats = {
+        "transitions": len(x),
+        "label_rms_dof_pos_rad": float(np.sqrt((y[:, :d] ** 2).mean())),
+        "fit_residual_rms_dof_pos_rad": float(np.sqrt(((fit - y)[:, :d] ** 2).mean())),
+        "explained_variance": float(1.0 - ((fit - y) / y_std).var() / (y / y_std).var()),
+    }
     return dyn, stats

@@ -50,8 +50,14 @@ from trainers.real.stepper import PdRobot
 
 JOINT_SETS: dict[str, tuple[str, ...]] = {
     "ankles": ("ankle_pitch_joint", "ankle_roll_joint"),
-    "legs": ("hip_pitch_joint", "hip_roll_joint", "hip_yaw_joint", "knee_joint", "ankle_pitch_joint",
-             "ankle_roll_joint"),
+    "legs": (
+        "hip_pitch_joint",
+        "hip_roll_joint",
+        "hip_yaw_joint",
+        "knee_joint",
+        "ankle_pitch_joint",
+        "ankle_roll_joint",
+    ),
     "all": ("_joint",),
 }
 
@@ -119,13 +125,25 @@ def batched_features(target, q, qd, root_quat_w, base_ang_vel_b, previous_target
     return np.concatenate(parts, axis=1)
 
 
-def features(target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
-             root_ang_vel_w: np.ndarray, previous_target: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+def features(
+    target: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    root_quat_w: np.ndarray,
+    root_ang_vel_w: np.ndarray,
+    previous_target: np.ndarray | None = None,
+) -> np.ndarray:
     """(F,) :func:`batched_features` of one state, its angular velocity given in the world frame."""
     ang_b = quat_to_matrix(root_quat_w).T @ root_ang_vel_w
     prev = None if previous_target is None else np.asarray(previous_target)[None]
-    return batched_features(np.asarray(target)[None], np.asarray(q)[None], np.asarray(qd)[None],
-                            np.asarray(root_quat_w)[None], ang_b[None], prev)[0]  # fmt: skip
+    return batched_features(
+        np.asarray(target)[None],
+        np.asarray(q)[None],
+        np.asarray(qd)[None],
+        np.asarray(root_quat_w)[None],
+        ang_b[None],
+        prev,
+    )[0]
 
 
 class DeltaMLP(torch.nn.Module):
@@ -168,8 +186,14 @@ class LearnedDelta:
         """(D,) δ [rad] for one state, its angular velocity in the world frame."""
         ang_b = quat_to_matrix(root_quat_w).T @ root_ang_vel_w
         prev = None if previous_target is None else np.asarray(previous_target)[None]
-        return self.delta_targets(np.asarray(target)[None], np.asarray(q)[None], np.asarray(qd)[None],
-                                  np.asarray(root_quat_w)[None], ang_b[None], prev)[0]  # fmt: skip
+        return self.delta_targets(
+            np.asarray(target)[None],
+            np.asarray(q)[None],
+            np.asarray(qd)[None],
+            np.asarray(root_quat_w)[None],
+            ang_b[None],
+            prev,
+        )[0]
 
     def correction(self, robot: PdRobot):
         """A :data:`~trainers.real.stepper.TargetCorrection` reading the base state from ``robot``.
@@ -183,13 +207,20 @@ class LearnedDelta:
             previous = last.get("target", robot.data.ctrl.copy())
             last["target"] = np.array(target, dtype=float)
             return self.delta_target(target, q, qd, robot.root_quat_w, rot @ robot.root_ang_vel_b, previous)
+
         return delta
 
     def save(self, path: str | Path) -> Path:
-        payload = {"model": self.model.state_dict(), "joint_ids": torch.as_tensor(self.joint_ids),
-                   "mean": torch.as_tensor(self.mean), "std": torch.as_tensor(self.std),
-                   "joints": self.cfg.joints, "hidden": list(self.cfg.hidden),
-                   "previous_target": self.cfg.previous_target, "kind": self.cfg.model}  # fmt: skip
+        payload = {
+            "model": self.model.state_dict(),
+            "joint_ids": torch.as_tensor(self.joint_ids),
+            "mean": torch.as_tensor(self.mean),
+            "std": torch.as_tensor(self.std),
+            "joints": self.cfg.joints,
+            "hidden": list(self.cfg.hidden),
+            "previous_target": self.cfg.previous_target,
+            "kind": self.cfg.model,
+        }
         atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
         return Path(path)
 
@@ -197,8 +228,12 @@ class LearnedDelta:
     def load(path: str | Path) -> LearnedDelta:
         try:
             p = torch.load(path, weights_only=True)
-            cfg = LearnedDeltaConfig(joints=p["joints"], hidden=tuple(p["hidden"]), model=p.get("kind", LEGACY_FILE_MODEL),
-                                     previous_target=bool(p.get("previous_target", LEGACY_FILE_PREVIOUS_TARGET)))  # fmt: skip
+            cfg = LearnedDeltaConfig(
+                joints=p["joints"],
+                hidden=tuple(p["hidden"]),
+                model=p.get("kind", LEGACY_FILE_MODEL),
+                previous_target=bool(p.get("previous_target", LEGACY_FILE_PREVIOUS_TARGET)),
+            )
             _check_model_kind(cfg.model)
             if cfg.model == "per_joint_linear":
                 model = PerJointLinear(p["model"]["columns"].numpy())
@@ -218,8 +253,13 @@ def _one_step_residual(robot: PdRobot, traj: Trajectory, t: int, ids: np.ndarray
     robot.step_policy(target)
     ang_w = quat_to_matrix(robot.root_quat_w) @ robot.root_ang_vel_b
     now = state_vector(robot.dof_pos, robot.dof_vel, robot.root_pos_w, robot.root_lin_vel_w, ang_w)
-    goal = state_vector(traj.dof_pos[t + 1], traj.dof_vel[t + 1], traj.root_pos_w[t + 1],
-                         traj.root_lin_vel_w[t + 1], traj.root_ang_vel_w[t + 1])  # fmt: skip
+    goal = state_vector(
+        traj.dof_pos[t + 1],
+        traj.dof_vel[t + 1],
+        traj.root_pos_w[t + 1],
+        traj.root_lin_vel_w[t + 1],
+        traj.root_ang_vel_w[t + 1],
+    )
     tilt = quat_to_rotvec(quat_mul(robot.root_quat_w, quat_conj(traj.root_quat_w[t + 1])))
     return np.concatenate([now - goal, tilt])
 
@@ -232,8 +272,16 @@ def transition_labels(trajs: list[Trajectory], cfg: LearnedDeltaConfig) -> tuple
     for traj in trajs:
         previous = previous_targets(traj) if cfg.previous_target else [None] * traj.num_frames
         for t in range(traj.num_frames - 1):
-            xs.append(features(traj.pd_target[t], traj.dof_pos[t], traj.dof_vel[t], traj.root_quat_w[t],
-                               traj.root_ang_vel_w[t], previous[t]))  # fmt: skip
+            xs.append(
+                features(
+                    traj.pd_target[t],
+                    traj.dof_pos[t],
+                    traj.dof_vel[t],
+                    traj.root_quat_w[t],
+                    traj.root_ang_vel_w[t],
+                    previous[t],
+                )
+            )
             ys.append(_label(partial(_one_step_residual, robot, traj, t, ids), ids.size, cfg))
     return np.array(xs), np.array(ys)
 
@@ -286,8 +334,11 @@ def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tupl
         model = _fit_mlp(x_norm, y, cfg)
     with torch.no_grad():
         fitted = model(torch.as_tensor(x_norm, dtype=torch.float32)).numpy()
-    stats = {"transitions": len(x), "label_rms_rad": float(np.sqrt((y**2).mean())),
-             "fit_rms_rad": float(np.sqrt(((fitted - y) ** 2).mean()))}  # fmt: skip
+    stats = {
+        "transitions": len(x),
+        "label_rms_rad": float(np.sqrt((y**2).mean())),
+        "fit_rms_rad": float(np.sqrt(((fitted - y) ** 2).mean())),
+    }
     return LearnedDelta(model.eval(), ids, mean, std, cfg), stats
 
 

@@ -119,7 +119,9 @@ class BenchReplay:
         return float(np.degrees(np.sqrt(np.mean(self.residual(delta) ** 2))))
 
 
-def fit_linear_delta(log: BenchLog, cfg: LinearFitConfig | None = None, sim: SimConfig | None = None) -> LinearFitResult:
+def fit_linear_delta(
+    log: BenchLog, cfg: LinearFitConfig | None = None, sim: SimConfig | None = None
+) -> LinearFitResult:
     """Fit a, b per bench joint by least squares on the nominal replay error."""
     cfg = LinearFitConfig() if cfg is None else cfg
     start = time.perf_counter()
@@ -132,9 +134,14 @@ def fit_linear_delta(log: BenchLog, cfg: LinearFitConfig | None = None, sim: Sim
     lower = np.r_[np.full(n, cfg.a_bounds[0]), np.full(n, cfg.b_bounds[0])]
     upper = np.r_[np.full(n, cfg.a_bounds[1]), np.full(n, cfg.b_bounds[1])]
     before = replay.rms_deg(None)
-    solution = least_squares(lambda x: replay.residual(make(x)), np.zeros(2 * n), bounds=(lower, upper),
-                             diff_step=cfg.diff_step, max_nfev=cfg.max_nfev, x_scale=np.r_[np.full(n, 0.1),
-                             np.full(n, 0.01)])  # fmt: skip
+    solution = least_squares(
+        lambda x: replay.residual(make(x)),
+        np.zeros(2 * n),
+        bounds=(lower, upper),
+        diff_step=cfg.diff_step,
+        max_nfev=cfg.max_nfev,
+        x_scale=np.r_[np.full(n, 0.1), np.full(n, 0.01)],
+    )
     best = make(solution.x)
     replays = int(solution.nfev + (solution.njev or 0) * 2 * n) + 2
     return LinearFitResult(best, before, replay.rms_deg(best), replays, time.perf_counter() - start)

@@ -58,11 +58,13 @@ def transitions(trajs: list[Trajectory]) -> list[tuple[Trajectory, int]]:
 def recorded_next(pairs: list[tuple[Trajectory, int]]) -> NextStates:
     """The recorded s_{t+1} of every transition."""
     return NextStates(
-        np.array([tr.dof_pos[t + 1] for tr, t in pairs]), np.array([tr.dof_vel[t + 1] for tr, t in pairs]),
-        np.array([tr.root_pos_w[t + 1] for tr, t in pairs]), np.array([tr.root_quat_w[t + 1] for tr, t in pairs]),
+        np.array([tr.dof_pos[t + 1] for tr, t in pairs]),
+        np.array([tr.dof_vel[t + 1] for tr, t in pairs]),
+        np.array([tr.root_pos_w[t + 1] for tr, t in pairs]),
+        np.array([tr.root_quat_w[t + 1] for tr, t in pairs]),
         np.array([tr.root_lin_vel_w[t + 1] for tr, t in pairs]),
         np.array([tr.root_ang_vel_w[t + 1] for tr, t in pairs]),
-    )  # fmt: skip
+    )
 
 
 def predict_next(model: mujoco.MjModel, pairs: list[tuple[Trajectory, int]]) -> NextStates:

@@ -62,7 +62,9 @@ def format_table(rows: list[OpenLoopRow]) -> str:
     return "\n".join(lines[:1] + lines[2:])
 
 
-def analytic_gap(learned, kp_ratio: np.ndarray, trajs: list[Trajectory], action_scale: float = 0.25) -> dict[str, float]:
+def analytic_gap(
+    learned, kp_ratio: np.ndarray, trajs: list[Trajectory], action_scale: float = 0.25
+) -> dict[str, float]:
     """How far the learned Δa is from the analytic soft-joint one on recorded states (its joints, action units)."""
     from trainers.delta.analytic import soft_joint_delta_target
 
@@ -74,5 +76,8 @@ def analytic_gap(learned, kp_ratio: np.ndarray, trajs: list[Trajectory], action_
             got.append(learned.delta_target(*args)[ids])
             want.append(soft_joint_delta_target(traj.pd_target[t], traj.dof_pos[t], kp_ratio)[ids])
     got, want = np.array(got) / action_scale, np.array(want) / action_scale
-    return {"analytic_rms": float(np.sqrt((want**2).mean())), "gap_rms": float(np.sqrt(((got - want) ** 2).mean())),
-            "corr": float(np.corrcoef(got.ravel(), want.ravel())[0, 1])}  # fmt: skip
+    return {
+        "analytic_rms": float(np.sqrt((want**2).mean())),
+        "gap_rms": float(np.sqrt(((got - want) ** 2).mean())),
+        "corr": float(np.corrcoef(got.ravel(), want.ravel())[0, 1]),
+    }

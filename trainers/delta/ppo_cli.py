@@ -10,13 +10,21 @@ from trainers.delta.collection import Trajectory
 from trainers.delta.ppo_fit import DeltaPPOConfig, fit_ppo_delta
 
 
-def fit_ppo_command(trajs: list[Trajectory], output: Path, joints: str, iterations: int, num_envs: int,
-                    horizon_s: float, echo: Callable[[str], None] = print) -> None:  # fmt: skip
+def fit_ppo_command(
+    trajs: list[Trajectory],
+    output: Path,
+    joints: str,
+    iterations: int,
+    num_envs: int,
+    horizon_s: float,
+    echo: Callable[[str], None] = print,
+) -> None:
     """Train with the CLI's settings (horizon in seconds → policy steps), log every 10th iteration, save."""
     base = DeltaPPOConfig()
     steps = max(1, round(horizon_s * trajs[0].fps))
-    cfg = replace(base, iterations=iterations, num_envs=num_envs, env=replace(base.env, joints=joints,
-                                                                              horizon_steps=steps))  # fmt: skip
+    cfg = replace(
+        base, iterations=iterations, num_envs=num_envs, env=replace(base.env, joints=joints, horizon_steps=steps)
+    )
 
     def log(row: dict) -> None:
         if row["iteration"] == 1 or row["iteration"] % 10 == 0 or row["iteration"] == iterations:

@@ -109,8 +109,9 @@ class DeltaReplayEnv:
     def _obs(self, i: int) -> np.ndarray:
         r, traj = self.robots[i], self.trajs[self.traj_index[i]]
         rot_w = r.root_quat_w
-        return features(traj.pd_target[self.frame[i]], r.dof_pos, r.dof_vel, rot_w,
-                        quat_to_matrix(rot_w) @ r.root_ang_vel_b)  # fmt: skip
+        return features(
+            traj.pd_target[self.frame[i]], r.dof_pos, r.dof_vel, rot_w, quat_to_matrix(rot_w) @ r.root_ang_vel_b
+        )
 
     def _critic_obs(self, i: int) -> np.ndarray:
         """Actor input plus what the critic needs to value the rest: time left and the drift from the record."""
@@ -149,8 +150,11 @@ class DeltaReplayEnv:
         return self.cfg.action_norm_weight * np.sum(clipped**2, axis=-1)
 
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict]:
-        act = np.clip(np.asarray(actions, dtype=float).reshape(self.num_envs, -1), -self.cfg.max_delta_action,
-                      self.cfg.max_delta_action)  # fmt: skip
+        act = np.clip(
+            np.asarray(actions, dtype=float).reshape(self.num_envs, -1),
+            -self.cfg.max_delta_action,
+            self.cfg.max_delta_action,
+        )
         penalty = self.action_penalty(act)
         rewards = np.zeros(self.num_envs)
         dones = np.zeros(self.num_envs, dtype=bool)
@@ -176,6 +180,9 @@ class DeltaReplayEnv:
                     ended[key].append(self._ep_sums[key][i])
                 self.reset_env(i)
         obs, critic = self._all_obs()
-        extras = {"time_outs": torch.as_tensor(time_outs), "observations": {"critic": critic},
-                  "episode": {k: float(np.mean(v)) for k, v in ended.items() if v}}  # fmt: skip
+        extras = {
+            "time_outs": torch.as_tensor(time_outs),
+            "observations": {"critic": critic},
+            "episode": {k: float(np.mean(v)) for k, v in ended.items() if v},
+        }
         return obs, torch.as_tensor(rewards, dtype=torch.float32), torch.as_tensor(dones), extras

@@ -30,9 +30,19 @@ class DeltaPPOConfig:
 
     env: DeltaEnvConfig = field(default_factory=DeltaEnvConfig)
     """The replay environment (joint subset, horizon, reward)."""
-    ppo: PPOConfig = field(default_factory=lambda: PPOConfig(
-        actor_hidden=(128, 128), critic_hidden=(128, 128), init_noise_std=0.15, num_steps_per_env=50,
-        num_learning_epochs=5, num_mini_batches=4, entropy_coef=0.0, learning_rate=1e-3, gamma=0.95))  # fmt: skip
+    ppo: PPOConfig = field(
+        default_factory=lambda: PPOConfig(
+            actor_hidden=(128, 128),
+            critic_hidden=(128, 128),
+            init_noise_std=0.15,
+            num_steps_per_env=50,
+            num_learning_epochs=5,
+            num_mini_batches=4,
+            entropy_coef=0.0,
+            learning_rate=1e-3,
+            gamma=0.95,
+        )
+    )
     """PPO settings. Actor hidden sizes are the saved DeltaMLP's. γ = 0.95: a Δa's effect on the match
     shows within tens of steps; no entropy bonus (the action-norm penalty already prices noise)."""
     num_envs: int = 32
@@ -61,12 +71,18 @@ def actor_to_learned(runner: OnPolicyRunner, env: DeltaReplayEnv, joints: str) -
     else:
         mean = norm.mean.double().numpy().copy()
         std = torch.sqrt(norm.var + norm.eps).double().numpy().copy()
-    return LearnedDelta(model.eval(), env.ids.copy(), mean, std, LearnedDeltaConfig(joints=joints, hidden=hidden, model="mlp",
-                                                                                 previous_target=False))
+    return LearnedDelta(
+        model.eval(),
+        env.ids.copy(),
+        mean,
+        std,
+        LearnedDeltaConfig(joints=joints, hidden=hidden, model="mlp", previous_target=False),
+    )
 
 
-def fit_ppo_delta(trajs: list[Trajectory], cfg: DeltaPPOConfig | None = None, run_dir: str | Path | None = None,
-                  on_iteration=None) -> tuple[LearnedDelta, list[dict]]:  # fmt: skip
+def fit_ppo_delta(
+    trajs: list[Trajectory], cfg: DeltaPPOConfig | None = None, run_dir: str | Path | None = None, on_iteration=None
+) -> tuple[LearnedDelta, list[dict]]:
     """Train π^Δ with PPO on a collection; the model and the per-iteration rows of the runner."""
     cfg = DeltaPPOConfig() if cfg is None else cfg
     torch.manual_seed(cfg.seed)
@@ -81,8 +97,9 @@ def fit_ppo_delta(trajs: list[Trajectory], cfg: DeltaPPOConfig | None = None, ru
     return actor_to_learned(runner, env, cfg.env.joints), rows
 
 
-def mean_replay_reward(trajs: list[Trajectory], delta: LearnedDelta | None, cfg: DeltaEnvConfig | None = None,
-                       stride: int = 10) -> float:  # fmt: skip
+def mean_replay_reward(
+    trajs: list[Trajectory], delta: LearnedDelta | None, cfg: DeltaEnvConfig | None = None, stride: int = 10
+) -> float:
     """Mean per-step reward of a deterministic Δa (None: Δa = 0) over one episode from every ``stride``-th frame.
 
     The evaluation twin of PPO's noisy ``mean_step_reward``: fixed starts, the actor's mean, each episode
@@ -101,8 +118,10 @@ def mean_replay_reward(trajs: list[Trajectory], delta: LearnedDelta | None, cfg:
             for i, r in enumerate(env.robots):
                 target = env.trajs[env.traj_index[i]].pd_target[env.frame[i]]
                 rot = quat_to_matrix(r.root_quat_w)
-                act[i] = delta.delta_target(target, r.dof_pos, r.dof_vel, r.root_quat_w,
-                                            rot @ r.root_ang_vel_b)[env.ids] / env.action_scale  # fmt: skip
+                act[i] = (
+                    delta.delta_target(target, r.dof_pos, r.dof_vel, r.root_quat_w, rot @ r.root_ang_vel_b)[env.ids]
+                    / env.action_scale
+                )
         _, rew, done, _ = env.step(torch.as_tensor(act))
         total += float(rew.numpy()[live].sum())
         count += int(live.sum())

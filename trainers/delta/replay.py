@@ -15,13 +15,20 @@ def reset_to_frame(robot: PdRobot, traj: Trajectory, t: int, held_target: np.nda
     A delayed actuator's history is filled with ``held_target`` (default: the frame's own target)."""
     rot = quat_to_matrix(traj.root_quat_w[t])
     held = traj.pd_target[t] if held_target is None else held_target
-    robot.reset(traj.dof_pos[t], traj.dof_vel[t], targets=held, root_pos_w=traj.root_pos_w[t],
-                root_quat_w=traj.root_quat_w[t], root_lin_vel_w=traj.root_lin_vel_w[t],
-                root_ang_vel_b=rot.T @ traj.root_ang_vel_w[t])  # fmt: skip
+    robot.reset(
+        traj.dof_pos[t],
+        traj.dof_vel[t],
+        targets=held,
+        root_pos_w=traj.root_pos_w[t],
+        root_quat_w=traj.root_quat_w[t],
+        root_lin_vel_w=traj.root_lin_vel_w[t],
+        root_ang_vel_b=rot.T @ traj.root_ang_vel_w[t],
+    )
 
 
-def replay(robot: PdRobot, traj: Trajectory, start: int, steps: int,
-           correction: TargetCorrection | None = None) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def replay(
+    robot: PdRobot, traj: Trajectory, start: int, steps: int, correction: TargetCorrection | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """From frame ``start``, apply the recorded targets for ``steps`` policy steps, open loop.
 
     Returns (steps + 1, D) joint positions and (steps + 1, nbody − 1, 3) body positions [m], start included.

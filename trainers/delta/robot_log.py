@@ -35,8 +35,20 @@ from retarget.npz_io import numeric_array, read_npz, scalar_number
 from robots.registry import RobotSpec, load_robot_spec
 from trainers.delta.collection import Trajectory, check_trajectory
 
-LOG_KEYS: tuple[str, ...] = ("time_s", "fps", "joint_names", "dof_pos", "dof_vel", "action", "pd_target",
-                             "root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w", "motion_id")  # fmt: skip
+LOG_KEYS: tuple[str, ...] = (
+    "time_s",
+    "fps",
+    "joint_names",
+    "dof_pos",
+    "dof_vel",
+    "action",
+    "pd_target",
+    "root_pos_w",
+    "root_quat_w",
+    "root_lin_vel_w",
+    "root_ang_vel_w",
+    "motion_id",
+)
 
 
 def read_robot_log(path: str | Path, robot: RobotSpec | None = None) -> Trajectory:
@@ -56,9 +68,16 @@ def read_robot_log(path: str | Path, robot: RobotSpec | None = None) -> Trajecto
         raise MotionFileError(path, f"'time_s' must be (T,) with at least 2 ticks, found shape {time_s.shape}")
     if not np.isfinite(time_s).all() or not (np.diff(time_s) > 0).all():
         raise MotionFileError(path, "'time_s' must be finite and strictly increasing")
-    expected = {"dof_pos": (num, len(names)), "dof_vel": (num, len(names)), "action": (num, len(names)),
-                "pd_target": (num, len(names)), "root_pos_w": (num, 3), "root_quat_w": (num, 4),
-                "root_lin_vel_w": (num, 3), "root_ang_vel_w": (num, 3)}  # fmt: skip
+    expected = {
+        "dof_pos": (num, len(names)),
+        "dof_vel": (num, len(names)),
+        "action": (num, len(names)),
+        "pd_target": (num, len(names)),
+        "root_pos_w": (num, 3),
+        "root_quat_w": (num, 4),
+        "root_lin_vel_w": (num, 3),
+        "root_ang_vel_w": (num, 3),
+    }
     arrays = {}
     for key, shape in expected.items():
         arrays[key] = numeric_array(path, data, key, "robot log")
@@ -70,17 +89,31 @@ def read_robot_log(path: str | Path, robot: RobotSpec | None = None) -> Trajecto
     if not (norm > 1e-6).all():
         raise MotionFileError(path, f"'root_quat_w' has zero quaternions in {int((norm <= 1e-6).sum())} tick(s)")
     quat = arrays["root_quat_w"] / norm
-    phase = numeric_array(path, data, "phase", "robot log") if "phase" in data else (time_s - time_s[0]) / (time_s[-1] - time_s[0])
+    phase = (
+        numeric_array(path, data, "phase", "robot log")
+        if "phase" in data
+        else (time_s - time_s[0]) / (time_s[-1] - time_s[0])
+    )
     if phase.shape != (num,) or not np.isfinite(phase).all():
         raise MotionFileError(path, f"'phase' must be ({num},) finite values, found shape {phase.shape}")
-    action_scale = scalar_number(path, data["action_scale"], "action_scale", "robot log") if "action_scale" in data else 0.25
+    action_scale = (
+        scalar_number(path, data["action_scale"], "action_scale", "robot log") if "action_scale" in data else 0.25
+    )
     traj = Trajectory(
-        motion_id=str(data["motion_id"]), fps=fps, root_pos_w=arrays["root_pos_w"], root_quat_w=quat,
-        root_lin_vel_w=arrays["root_lin_vel_w"], root_ang_vel_w=arrays["root_ang_vel_w"],
-        dof_pos=arrays["dof_pos"][:, cols], dof_vel=arrays["dof_vel"][:, cols], action=arrays["action"][:, cols],
-        pd_target=arrays["pd_target"][:, cols], phase=phase, action_scale=action_scale,
+        motion_id=str(data["motion_id"]),
+        fps=fps,
+        root_pos_w=arrays["root_pos_w"],
+        root_quat_w=quat,
+        root_lin_vel_w=arrays["root_lin_vel_w"],
+        root_ang_vel_w=arrays["root_ang_vel_w"],
+        dof_pos=arrays["dof_pos"][:, cols],
+        dof_vel=arrays["dof_vel"][:, cols],
+        action=arrays["action"][:, cols],
+        pd_target=arrays["pd_target"][:, cols],
+        phase=phase,
+        action_scale=action_scale,
         source=str(data.get("source", f"robot log {path.name}")),
-    )  # fmt: skip
+    )
     check_trajectory(traj, path)
     return traj
 
@@ -94,8 +127,21 @@ def write_robot_log(path: str | Path, traj: Trajectory, joint_names: tuple[str, 
 
 def _savez(tmp: Path, traj: Trajectory, joint_names: tuple[str, ...], time_s: np.ndarray) -> None:
     with open(tmp, "wb") as f:
-        np.savez(f, time_s=time_s, fps=np.float64(traj.fps), joint_names=np.array(joint_names),
-                 dof_pos=traj.dof_pos, dof_vel=traj.dof_vel, action=traj.action, pd_target=traj.pd_target,
-                 root_pos_w=traj.root_pos_w, root_quat_w=traj.root_quat_w, root_lin_vel_w=traj.root_lin_vel_w,
-                 root_ang_vel_w=traj.root_ang_vel_w, motion_id=np.array(traj.motion_id), phase=traj.phase,
-                 action_scale=np.float64(traj.action_scale), source=np.array(traj.source))  # fmt: skip
+        np.savez(
+            f,
+            time_s=time_s,
+            fps=np.float64(traj.fps),
+            joint_names=np.array(joint_names),
+            dof_pos=traj.dof_pos,
+            dof_vel=traj.dof_vel,
+            action=traj.action,
+            pd_target=traj.pd_target,
+            root_pos_w=traj.root_pos_w,
+            root_quat_w=traj.root_quat_w,
+            root_lin_vel_w=traj.root_lin_vel_w,
+            root_ang_vel_w=traj.root_ang_vel_w,
+            motion_id=np.array(traj.motion_id),
+            phase=traj.phase,
+            action_scale=np.float64(traj.action_scale),
+            source=np.array(traj.source),
+        )

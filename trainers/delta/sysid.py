@@ -63,16 +63,28 @@ class SysIdResult:
 
 def profile_from_parameters(params: dict[str, float], name: str = "sysid") -> RealProfile:
     """The :class:`RealProfile` of a parameter set (groups with ratio 1 are left out)."""
-    kp = tuple((suffix, float(params[f"kp_{group}"])) for group, suffixes in KP_GROUPS.items()
-               for suffix in suffixes if params.get(f"kp_{group}", 1.0) != 1.0)  # fmt: skip
+    kp = tuple(
+        (suffix, float(params[f"kp_{group}"]))
+        for group, suffixes in KP_GROUPS.items()
+        for suffix in suffixes
+        if params.get(f"kp_{group}", 1.0) != 1.0
+    )
     text = ", ".join(f"{k}={v:g}" for k, v in params.items())
-    return RealProfile(name, f"identified from rollouts: {text}", kp_scale=kp,
-                       delay_physics_steps=int(params["delay_physics_steps"]),
-                       torso_mass_offset_kg=float(params["torso_mass_offset_kg"]))  # fmt: skip
+    return RealProfile(
+        name,
+        f"identified from rollouts: {text}",
+        kp_scale=kp,
+        delay_physics_steps=int(params["delay_physics_steps"]),
+        torso_mass_offset_kg=float(params["torso_mass_offset_kg"]),
+    )
 
 
-def identify(trajs: list[Trajectory], cfg: SysIdConfig | None = None, sim: SimConfig | None = None,
-             on_eval: Callable[[dict[str, float], float], None] | None = None) -> SysIdResult:  # fmt: skip
+def identify(
+    trajs: list[Trajectory],
+    cfg: SysIdConfig | None = None,
+    sim: SimConfig | None = None,
+    on_eval: Callable[[dict[str, float], float], None] | None = None,
+) -> SysIdResult:
     """Coordinate descent of the one-step error over the parameter grids, from the nominal robot."""
     cfg = SysIdConfig() if cfg is None else cfg
     pairs = transitions(trajs)

@@ -34,9 +34,16 @@ class DeltaAction(Protocol):
 
     name: str
 
-    def __call__(self, target: np.ndarray, q: np.ndarray, qd: np.ndarray, root_quat_w: np.ndarray,
-                 base_ang_vel_b: np.ndarray, action_scale: float,
-                 previous_target: np.ndarray | None = None) -> np.ndarray: ...  # fmt: skip
+    def __call__(
+        self,
+        target: np.ndarray,
+        q: np.ndarray,
+        qd: np.ndarray,
+        root_quat_w: np.ndarray,
+        base_ang_vel_b: np.ndarray,
+        action_scale: float,
+        previous_target: np.ndarray | None = None,
+    ) -> np.ndarray: ...
 
 
 class ConstantDeltaAction:

@@ -35,9 +35,15 @@ class DeltaActionEnv(TrackingEnv):
         nominal = super().pd_targets(action, ref_next)
         if not hasattr(self, "_qpos"):  # called before the batch exists (never, today): no state to read
             return nominal
-        delta = self.delta(nominal, self._qpos[:, self.qpos_adr].copy(), self._qvel[:, self.qvel_adr].copy(),
-                           self._qpos[:, 3:7].copy(), self._qvel[:, 3:6].copy(), self.cfg.sim.action_scale,
-                           previous_target=self.previous_nominal_target.copy())  # fmt: skip
+        delta = self.delta(
+            nominal,
+            self._qpos[:, self.qpos_adr].copy(),
+            self._qvel[:, self.qvel_adr].copy(),
+            self._qpos[:, 3:7].copy(),
+            self._qvel[:, 3:6].copy(),
+            self.cfg.sim.action_scale,
+            previous_target=self.previous_nominal_target.copy(),
+        )
         self.previous_nominal_target = nominal
         self.last_delta_action = delta
         return super().pd_targets(action + delta, ref_next)

@@ -30,9 +30,14 @@ class DeltaDynamicsEnv(TrackingEnv):
         target = super().pd_targets(action, ref_next)
         if hasattr(self, "_qpos"):
             # The control still holds the previous step's target (after a reset: the start pose).
-            self._pending_delta = self.dynamics(target, self._qpos[:, self.qpos_adr].copy(),
-                                                self._qvel[:, self.qvel_adr].copy(), self._qpos[:, 3:7].copy(),
-                                                self._qvel[:, 3:6].copy(), previous_target=self._ctrl.copy())  # fmt: skip
+            self._pending_delta = self.dynamics(
+                target,
+                self._qpos[:, self.qpos_adr].copy(),
+                self._qvel[:, self.qvel_adr].copy(),
+                self._qpos[:, 3:7].copy(),
+                self._qvel[:, 3:6].copy(),
+                previous_target=self._ctrl.copy(),
+            )
         return target
 
     def after_physics(self, unstable: np.ndarray) -> None:

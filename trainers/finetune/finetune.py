@@ -55,10 +55,21 @@ class FinetuneResult:
     """True if RUN2 already had a checkpoint."""
 
 
-def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | Path, delta: str | Path | None = None,
-                    sim: str = "delta", real_profile: str | None = None, clip: str | None = None,
-                    iterations: int = 100, num_envs: int | None = None, seed: int = 0, num_threads: int | None = None,
-                    on_iteration: Callable[[dict], None] | None = None, checkpoint_every: int = 50) -> FinetuneResult:  # fmt: skip
+def finetune_policy(
+    policy_run: str | Path,
+    library: str | Path,
+    run_dir: str | Path,
+    delta: str | Path | None = None,
+    sim: str = "delta",
+    real_profile: str | None = None,
+    clip: str | None = None,
+    iterations: int = 100,
+    num_envs: int | None = None,
+    seed: int = 0,
+    num_threads: int | None = None,
+    on_iteration: Callable[[dict], None] | None = None,
+    checkpoint_every: int = 50,
+) -> FinetuneResult:
     """Fine-tune ``policy_run``'s checkpoint for ``iterations`` PPO iterations in simulator ``sim``."""
     import dataclasses
 
@@ -98,16 +109,29 @@ def finetune_policy(policy_run: str | Path, library: str | Path, run_dir: str | 
         env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
     delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
     record = {
-        "base_checkpoint": str(ckpt.resolve()), "base_sha256": file_sha256(ckpt), "sim": sim,
-        "delta": str(delta) if sim in ("delta", "dynamics") else None, "delta_name": getattr(delta_action, "name", None),
+        "base_checkpoint": str(ckpt.resolve()),
+        "base_sha256": file_sha256(ckpt),
+        "sim": sim,
+        "delta": str(delta) if sim in ("delta", "dynamics") else None,
+        "delta_name": getattr(delta_action, "name", None),
         "delta_sha256": file_sha256(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
-        "real_profile": str(real_profile) if sim == "real" else None, "iterations": iterations,
-        "real_profile_sha256": file_sha256(Path(real_profile)) if sim == "real" and str(real_profile).endswith(".json")
+        "real_profile": str(real_profile) if sim == "real" else None,
+        "iterations": iterations,
+        "real_profile_sha256": file_sha256(Path(real_profile))
+        if sim == "real" and str(real_profile).endswith(".json")
         else None,
-    }  # fmt: skip
+    }
     # The config actually run (its rewards rebuilt from the pre-trained run's), so the record cannot drift from it.
-    config = {**base, "env": to_jsonable(env_cfg), "motion": str(Path(library).resolve()), "clip": clip, "clips": [r.name for r in refs],
-              "num_envs": n, "seed": seed, "finetune": record}  # fmt: skip
+    config = {
+        **base,
+        "env": to_jsonable(env_cfg),
+        "motion": str(Path(library).resolve()),
+        "clip": clip,
+        "clips": [r.name for r in refs],
+        "num_envs": n,
+        "seed": seed,
+        "finetune": record,
+    }
     runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"], "finetune": sim})
     resumed = (run_dir / "model_last.pt").exists()
     if resumed:

@@ -35,8 +35,14 @@ def _policy_iteration(ckpt: Path) -> int:
     return int(torch.load(ckpt, weights_only=True)["iteration"]) if ckpt.is_file() else 0
 
 
-def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, cfg: LoopConfig | None = None,
-             echo: Callable[[str], None] = print) -> dict:  # fmt: skip
+def run_loop(
+    motion: str | Path,
+    clip: str,
+    profile: str,
+    run_dir: str | Path,
+    cfg: LoopConfig | None = None,
+    echo: Callable[[str], None] = print,
+) -> dict:
     """Run (or resume) the loop; returns the evaluation (also in RUN/evaluation.json)."""
     from trainers.real.profiles import get_profile
 
@@ -52,35 +58,52 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
     def stage(k: int, name: str, artefact: Path, inputs: dict, work: Callable[[], dict | None]) -> None:
         head = f"[{k}/{len(STAGES)}] {name:<9}"
         if prov.is_complete(name, inputs):
-            echo(f"{head} skipped: {artefact.relative_to(run)} is complete (sha256 {prov.stages[name]['artefact']['sha256'][:12]})")
+            echo(
+                f"{head} skipped: {artefact.relative_to(run)} is complete (sha256 {prov.stages[name]['artefact']['sha256'][:12]})"
+            )
             return
         echo(f"{head} running …")
         start = time.perf_counter()
         extra = work() or {}
         seconds = time.perf_counter() - start
         prov.record(name, artefact, inputs, seconds, **extra)
-        echo(f"{head} done in {seconds:.1f} s → {artefact.relative_to(run)} (sha256 {prov.stages[name]['artefact']['sha256'][:12]})")
+        echo(
+            f"{head} done in {seconds:.1f} s → {artefact.relative_to(run)} (sha256 {prov.stages[name]['artefact']['sha256'][:12]})"
+        )
 
     # 1. pre-train in the nominal simulator.
     pre_dir, pre_ckpt = run / "pretrain", run / "pretrain" / "model_last.pt"
-    pre_inputs = {"motion": motion_ref, "clip": clip, "simulator": "nominal", "iterations": cfg.pretrain_iterations,
-                  "num_envs": cfg.num_envs, "seed": cfg.seed}  # fmt: skip
+    pre_inputs = {
+        "motion": motion_ref,
+        "clip": clip,
+        "simulator": "nominal",
+        "iterations": cfg.pretrain_iterations,
+        "num_envs": cfg.num_envs,
+        "seed": cfg.seed,
+    }
 
     def pretrain() -> dict:
         from trainers.train import train_track
 
         remaining = cfg.pretrain_iterations - _policy_iteration(pre_ckpt)
         if remaining > 0:
-            train_track(motion, pre_dir, clip=clip, iterations=remaining, num_envs=cfg.num_envs, seed=cfg.seed,
-                        env_cfg=env_cfg)  # fmt: skip
+            train_track(
+                motion, pre_dir, clip=clip, iterations=remaining, num_envs=cfg.num_envs, seed=cfg.seed, env_cfg=env_cfg
+            )
         return {"policy_iteration": _policy_iteration(pre_ckpt)}
 
     stage(1, "pretrain", pre_ckpt, pre_inputs, pretrain)
 
     # 2a. roll the pre-trained policy out in the "real" profile.
     col = run / "collect.pkl"
-    col_inputs = {"policy": file_ref(pre_ckpt), "motion": motion_ref, "motion_ids": [clip], "simulator": f"real:{profile}",
-                  "episodes": cfg.collect_episodes, "seed": cfg.seed}  # fmt: skip
+    col_inputs = {
+        "policy": file_ref(pre_ckpt),
+        "motion": motion_ref,
+        "motion_ids": [clip],
+        "simulator": f"real:{profile}",
+        "episodes": cfg.collect_episodes,
+        "seed": cfg.seed,
+    }
 
     def collect() -> dict:
         from trainers.delta.collect import collect_rollouts
@@ -91,7 +114,9 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
 
         loaded = load_policy(pre_dir)
         refs = load_references(motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), clip)
-        trajs = collect_rollouts(loaded.policy.act_inference, refs, profile, loaded.env_cfg, cfg.collect_episodes, cfg.seed)
+        trajs = collect_rollouts(
+            loaded.policy.act_inference, refs, profile, loaded.env_cfg, cfg.collect_episodes, cfg.seed
+        )
         write_collection(col, trajs, load_robot_spec())
         return {"trajectories": len(trajs), "frames": sum(t.num_frames for t in trajs.values())}
 
@@ -99,18 +124,30 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
 
     # 2b. fit the learned Δa on those rollouts.
     delta = run / "delta.pt"
-    delta_inputs = {"collection": file_ref(col), "joints": cfg.delta_joints, "model": cfg.delta_model,
-                    "epochs": cfg.delta_epochs, "features": "previous_target",
-                    "seed": cfg.seed}  # fmt: skip
+    delta_inputs = {
+        "collection": file_ref(col),
+        "joints": cfg.delta_joints,
+        "model": cfg.delta_model,
+        "epochs": cfg.delta_epochs,
+        "features": "previous_target",
+        "seed": cfg.seed,
+    }
 
     def fit() -> dict:
         from trainers.delta.collection import read_collection
         from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
 
         trajs = list(read_collection(col).values())
-        model, stats = fit_learned_delta(trajs, LearnedDeltaConfig(joints=cfg.delta_joints, epochs=cfg.delta_epochs,
-                                                                   model=cfg.delta_model, seed=cfg.seed,
-                                                                   previous_target=DEFAULT_PREVIOUS_TARGET))  # fmt: skip
+        model, stats = fit_learned_delta(
+            trajs,
+            LearnedDeltaConfig(
+                joints=cfg.delta_joints,
+                epochs=cfg.delta_epochs,
+                model=cfg.delta_model,
+                seed=cfg.seed,
+                previous_target=DEFAULT_PREVIOUS_TARGET,
+            ),
+        )
         model.save(delta)
         return {"fit": stats}
 
@@ -118,9 +155,16 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
 
     # 3. fine-tune in the nominal simulator + frozen Δa.
     ft_dir, ft_ckpt = run / "finetune", run / "finetune" / "model_last.pt"
-    ft_inputs = {"policy": file_ref(pre_ckpt), "delta": file_ref(delta), "motion": motion_ref, "clip": clip,
-                 "simulator": "nominal+delta", "iterations": cfg.finetune_iterations, "num_envs": cfg.num_envs,
-                 "seed": cfg.seed}  # fmt: skip
+    ft_inputs = {
+        "policy": file_ref(pre_ckpt),
+        "delta": file_ref(delta),
+        "motion": motion_ref,
+        "clip": clip,
+        "simulator": "nominal+delta",
+        "iterations": cfg.finetune_iterations,
+        "num_envs": cfg.num_envs,
+        "seed": cfg.seed,
+    }
 
     def finetune() -> dict:
         import shutil
@@ -128,20 +172,38 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
         from trainers.finetune.finetune import finetune_policy
 
         old = ft_dir / "config.json"
-        if old.exists() and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != ft_inputs["policy"]["sha256"]:
+        if (
+            old.exists()
+            and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != ft_inputs["policy"]["sha256"]
+        ):
             shutil.rmtree(ft_dir)  # a fine-tuning of an older pre-trained policy: start again from the new one
-        res = finetune_policy(pre_dir, motion, ft_dir, delta=delta, sim="delta", clip=clip,
-                              iterations=cfg.finetune_iterations, num_envs=cfg.num_envs, seed=cfg.seed,
-                              num_threads=cfg.num_threads)  # fmt: skip
+        res = finetune_policy(
+            pre_dir,
+            motion,
+            ft_dir,
+            delta=delta,
+            sim="delta",
+            clip=clip,
+            iterations=cfg.finetune_iterations,
+            num_envs=cfg.num_envs,
+            seed=cfg.seed,
+            num_threads=cfg.num_threads,
+        )
         return {"policy_iteration": _policy_iteration(ft_ckpt), "base_iteration": res.start_iteration}
 
     stage(4, "finetune", ft_ckpt, ft_inputs, finetune)
 
     # Evaluation: each policy alone (no Δa) in the "real" profile.
     ev = run / "evaluation.json"
-    ev_inputs = {"vanilla": file_ref(pre_ckpt), "finetuned": file_ref(ft_ckpt), "motion": motion_ref,
-                 "motion_ids": [clip], "simulator": f"real:{profile}", "episodes": cfg.eval_episodes,
-                 "seed": cfg.seed}  # fmt: skip
+    ev_inputs = {
+        "vanilla": file_ref(pre_ckpt),
+        "finetuned": file_ref(ft_ckpt),
+        "motion": motion_ref,
+        "motion_ids": [clip],
+        "simulator": f"real:{profile}",
+        "episodes": cfg.eval_episodes,
+        "seed": cfg.seed,
+    }
 
     def evaluate() -> None:
         from trainers.finetune.real_eval import evaluate_in_profile
@@ -153,8 +215,9 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
         for label, folder in (("Vanilla", pre_dir), ("ASAP", ft_dir)):
             loaded = load_policy(folder)
             refs = load_references(motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), clip)
-            overall, _ = evaluate_in_profile(loaded.policy.act_inference, refs, profile, loaded.env_cfg,
-                                             cfg.eval_episodes, cfg.seed)  # fmt: skip
+            overall, _ = evaluate_in_profile(
+                loaded.policy.act_inference, refs, profile, loaded.env_cfg, cfg.eval_episodes, cfg.seed
+            )
             table[label] = dataclasses.asdict(overall)
         payload = {"profile": profile, "clip": clip, "metrics": table}
         atomic_write(ev, lambda tmp: tmp.write_text(json.dumps(payload, indent=2)))
@@ -165,9 +228,13 @@ def run_loop(motion: str | Path, clip: str, profile: str, run_dir: str | Path, c
 
 def format_evaluation(evaluation: dict) -> str:
     """The evaluation as a small table (paper metrics)."""
-    lines = [f"{evaluation['clip']} in real:{evaluation['profile']} (policy alone, no Δa)",
-             f"{'policy':<8} {'success':>7} {'Eg-mpjpe':>9} {'Empjpe':>8} {'Evel':>7} {'Eacc':>7}  [mm, mm/frame, mm/frame²]"]  # fmt: skip
+    lines = [
+        f"{evaluation['clip']} in real:{evaluation['profile']} (policy alone, no Δa)",
+        f"{'policy':<8} {'success':>7} {'Eg-mpjpe':>9} {'Empjpe':>8} {'Evel':>7} {'Eacc':>7}  [mm, mm/frame, mm/frame²]",
+    ]
     for label, m in evaluation["metrics"].items():
-        lines.append(f"{label:<8} {m['success_rate']:>7.2f} {m['eg_mpjpe_mm']:>9.1f} {m['empjpe_mm']:>8.1f} "
-                     f"{m['evel_mm_per_frame']:>7.2f} {m['eacc_mm_per_frame2']:>7.2f}")  # fmt: skip
+        lines.append(
+            f"{label:<8} {m['success_rate']:>7.2f} {m['eg_mpjpe_mm']:>9.1f} {m['empjpe_mm']:>8.1f} "
+            f"{m['evel_mm_per_frame']:>7.2f} {m['eacc_mm_per_frame2']:>7.2f}"
+        )
     return "\n".join(lines)

@@ -36,7 +36,12 @@ class Provenance:
         return art.is_file() and file_sha256(art) == rec["artefact"]["sha256"]
 
     def record(self, stage: str, artefact: str | Path, inputs: dict, seconds: float, **extra) -> None:
-        self.stages[stage] = {"artefact": file_ref(artefact), "inputs": inputs, "seconds": round(seconds, 2),
-                              "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **extra}  # fmt: skip
+        self.stages[stage] = {
+            "artefact": file_ref(artefact),
+            "inputs": inputs,
+            "seconds": round(seconds, 2),
+            "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **extra,
+        }
         payload = json.dumps({"format": "asap-retarget-loop-provenance/1", "stages": self.stages}, indent=2)
         atomic_write(self.path, lambda tmp: tmp.write_text(payload))

@@ -22,9 +22,15 @@ from trainers.reference import MotionReference
 Policy = Callable[[torch.Tensor], torch.Tensor]
 
 
-def evaluate_in_profile(policy: Policy, references: list[MotionReference], profile: str, env_cfg: TrackingEnvConfig,
-                        episodes_per_clip: int = 1, seed: int = 0, domain_rand: bool = False,
-                        ) -> tuple[TrackingMetrics, list[ClipEvaluation]]:  # fmt: skip
+def evaluate_in_profile(
+    policy: Policy,
+    references: list[MotionReference],
+    profile: str,
+    env_cfg: TrackingEnvConfig,
+    episodes_per_clip: int = 1,
+    seed: int = 0,
+    domain_rand: bool = False,
+) -> tuple[TrackingMetrics, list[ClipEvaluation]]:
     """Overall (frame-weighted) and per-clip metrics of ``policy`` run in ``profile`` from phase 0.
 
     With ``domain_rand`` each episode's physics is randomized around the profile (friction, masses,
@@ -36,4 +42,3 @@ def evaluate_in_profile(policy: Policy, references: list[MotionReference], profi
     env = TrackingEnv(references, len(clip_ids), cfg, seed=seed, model=model)
     episodes = rollout_episodes(policy, env, clip_ids)  # resets fill a delayed actuator's history
     return summarize_episodes(references, clip_ids, episodes, env.policy_dt_s)
-

@@ -54,8 +54,16 @@ class Actor(nn.Module):
 class ActorCritic(nn.Module):
     """π(a|o) = N(actor(o), diag(σ²)) with a state-independent learnable σ; V(o_critic)."""
 
-    def __init__(self, num_obs: int, num_critic_obs: int, num_actions: int, actor_hidden=(512, 256, 128),
-                 critic_hidden=(512, 256, 128), init_noise_std: float = 0.8, normalize_obs: bool = True):  # fmt: skip
+    def __init__(
+        self,
+        num_obs: int,
+        num_critic_obs: int,
+        num_actions: int,
+        actor_hidden=(512, 256, 128),
+        critic_hidden=(512, 256, 128),
+        init_noise_std: float = 0.8,
+        normalize_obs: bool = True,
+    ):
         super().__init__()
         self.actor = Actor(num_obs, num_actions, tuple(actor_hidden), normalize_obs)
         self.critic_norm = RunningNorm(num_critic_obs) if normalize_obs else nn.Identity()

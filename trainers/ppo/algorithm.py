@@ -35,9 +35,14 @@ class PPO:
         dist = self.policy.distribution(obs)
         actions = dist.sample()
         self._pending = {
-            "obs": obs, "critic_obs": critic_obs, "actions": actions, "mean": dist.mean, "std": dist.stddev,
-            "log_prob": dist.log_prob(actions).sum(-1), "values": self.policy.value(critic_obs),
-        }  # fmt: skip
+            "obs": obs,
+            "critic_obs": critic_obs,
+            "actions": actions,
+            "mean": dist.mean,
+            "std": dist.stddev,
+            "log_prob": dist.log_prob(actions).sum(-1),
+            "values": self.policy.value(critic_obs),
+        }
         return actions
 
     @torch.no_grad()
@@ -62,8 +67,10 @@ class PPO:
                 # KL(old || new) of diagonal Gaussians, for the adaptive learning rate.
                 kl = torch.sum(
                     torch.log(dist.stddev / mb["std"])
-                    + (mb["std"] ** 2 + (mb["mean"] - dist.mean) ** 2) / (2.0 * dist.stddev**2) - 0.5, dim=-1,
-                ).mean()  # fmt: skip
+                    + (mb["std"] ** 2 + (mb["mean"] - dist.mean) ** 2) / (2.0 * dist.stddev**2)
+                    - 0.5,
+                    dim=-1,
+                ).mean()
                 if kl > 2.0 * cfg.desired_kl:
                     self.learning_rate = max(1e-5, self.learning_rate / 1.5)
                 elif 0.0 < kl < 0.5 * cfg.desired_kl:
@@ -93,7 +100,10 @@ class PPO:
         # during a rollout and those recomputed in the update see the same normalization.
         self.policy.update_normalization(self.storage.obs.flatten(0, 1), self.storage.critic_obs.flatten(0, 1))
         return UpdateStats(
-            surrogate_loss=sums["surrogate"] / count, value_loss=sums["value"] / count,
-            entropy=sums["entropy"] / count, kl=sums["kl"] / count, learning_rate=self.learning_rate,
+            surrogate_loss=sums["surrogate"] / count,
+            value_loss=sums["value"] / count,
+            entropy=sums["entropy"] / count,
+            kl=sums["kl"] / count,
+            learning_rate=self.learning_rate,
             action_std=float(torch.exp(self.policy.log_std.detach()).mean()),
-        )  # fmt: skip
+        )

@@ -20,10 +20,21 @@ from trainers.ppo.storage import RolloutStorage
 from trainers.vecenv import VecEnv
 
 CURVE_FIELDS = (
-    "iteration", "env_steps", "wall_s", "env_steps_per_s", "mean_step_reward", "mean_episode_return",
-    "mean_episode_length", "surrogate_loss", "value_loss", "kl", "learning_rate", "action_std",
-    "termination_distance_m", "penalty_scale",
-)  # fmt: skip
+    "iteration",
+    "env_steps",
+    "wall_s",
+    "env_steps_per_s",
+    "mean_step_reward",
+    "mean_episode_return",
+    "mean_episode_length",
+    "surrogate_loss",
+    "value_loss",
+    "kl",
+    "learning_rate",
+    "action_std",
+    "termination_distance_m",
+    "penalty_scale",
+)
 
 
 class OnPolicyRunner:
@@ -32,10 +43,18 @@ class OnPolicyRunner:
         torch.set_num_threads(cfg.torch_threads)
         self.run_dir = None if run_dir is None else Path(run_dir)
         self.meta = meta or {}
-        self.policy = ActorCritic(env.num_obs, env.num_privileged_obs, env.num_actions, cfg.actor_hidden,
-                                  cfg.critic_hidden, cfg.init_noise_std, cfg.normalize_obs)  # fmt: skip
-        storage = RolloutStorage(cfg.num_steps_per_env, env.num_envs, env.num_obs, env.num_privileged_obs,
-                                 env.num_actions)  # fmt: skip
+        self.policy = ActorCritic(
+            env.num_obs,
+            env.num_privileged_obs,
+            env.num_actions,
+            cfg.actor_hidden,
+            cfg.critic_hidden,
+            cfg.init_noise_std,
+            cfg.normalize_obs,
+        )
+        storage = RolloutStorage(
+            cfg.num_steps_per_env, env.num_envs, env.num_obs, env.num_privileged_obs, env.num_actions
+        )
         self.alg = PPO(self.policy, cfg, storage)
         self.iteration = 0
         self.env_steps = 0
@@ -43,8 +62,13 @@ class OnPolicyRunner:
         self.returns: deque[float] = deque(maxlen=200)
         self.lengths: deque[float] = deque(maxlen=200)
 
-    def learn(self, num_iterations: int, on_iteration: Callable[[dict], None] | None = None,
-              checkpoint_every: int = 50, max_wall_s: float | None = None) -> list[dict]:  # fmt: skip
+    def learn(
+        self,
+        num_iterations: int,
+        on_iteration: Callable[[dict], None] | None = None,
+        checkpoint_every: int = 50,
+        max_wall_s: float | None = None,
+    ) -> list[dict]:
         """Up to ``num_iterations`` iterations; stops after the first one that ends past ``max_wall_s`` seconds."""
         env, cfg = self.env, self.cfg
         call_start = time.perf_counter()
@@ -82,16 +106,21 @@ class OnPolicyRunner:
             self.env_steps += cfg.num_steps_per_env * env.num_envs
             self.wall_s += elapsed
             row = {
-                "iteration": self.iteration, "env_steps": self.env_steps, "wall_s": round(self.wall_s, 2),
+                "iteration": self.iteration,
+                "env_steps": self.env_steps,
+                "wall_s": round(self.wall_s, 2),
                 "env_steps_per_s": round(cfg.num_steps_per_env * env.num_envs / elapsed, 1),
                 "mean_step_reward": reward_sum / cfg.num_steps_per_env,
                 "mean_episode_return": float(np.mean(self.returns)) if self.returns else float("nan"),
                 "mean_episode_length": float(np.mean(self.lengths)) if self.lengths else float("nan"),
-                "surrogate_loss": stats.surrogate_loss, "value_loss": stats.value_loss, "kl": stats.kl,
-                "learning_rate": stats.learning_rate, "action_std": stats.action_std,
+                "surrogate_loss": stats.surrogate_loss,
+                "value_loss": stats.value_loss,
+                "kl": stats.kl,
+                "learning_rate": stats.learning_rate,
+                "action_std": stats.action_std,
                 "termination_distance_m": getattr(env, "termination_distance_m", float("nan")),
                 "penalty_scale": getattr(env, "penalty_scale", float("nan")),
-            }  # fmt: skip
+            }
             row["episode_terms"] = {k: float(np.mean(v)) for k, v in sorted(episode_terms.items())}
             rows.append(row)
             if self.run_dir is not None:
@@ -117,14 +146,19 @@ class OnPolicyRunner:
 
     def save(self, path: str | Path) -> None:
         payload = {
-            "model": self.policy.state_dict(), "optimizer": self.alg.optimizer.state_dict(),
-            "iteration": self.iteration, "env_steps": self.env_steps, "wall_s": self.wall_s,
+            "model": self.policy.state_dict(),
+            "optimizer": self.alg.optimizer.state_dict(),
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "wall_s": self.wall_s,
             "learning_rate": self.alg.learning_rate,
             "penalty_scale": float(getattr(self.env, "penalty_scale", 1.0)),
             "termination_distance_m": float(getattr(self.env, "termination_distance_m", 0.0)),
-            "num_obs": self.env.num_obs, "num_privileged_obs": self.env.num_privileged_obs,
-            "num_actions": self.env.num_actions, "meta": self.meta,
-        }  # fmt: skip
+            "num_obs": self.env.num_obs,
+            "num_privileged_obs": self.env.num_privileged_obs,
+            "num_actions": self.env.num_actions,
+            "meta": self.meta,
+        }
         atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
 
     def load(self, path: str | Path) -> dict:

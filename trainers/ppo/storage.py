@@ -7,8 +7,14 @@ from collections.abc import Iterator
 import torch
 
 
-def compute_gae(rewards: torch.Tensor, values: torch.Tensor, dones: torch.Tensor, last_values: torch.Tensor,
-                gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def compute_gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    dones: torch.Tensor,
+    last_values: torch.Tensor,
+    gamma: float,
+    lam: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Returns and advantages of a (T, N) rollout.
 
     δ_t = r_t + γ(1 − d_t)V_{t+1} − V_t,  A_t = δ_t + γλ(1 − d_t)A_{t+1},  R_t = A_t + V_t,
@@ -61,11 +67,16 @@ class RolloutStorage:
         total = self.rewards.numel()
         size = total // num_mini_batches
         flat = {
-            "obs": self.obs.flatten(0, 1), "critic_obs": self.critic_obs.flatten(0, 1),
-            "actions": self.actions.flatten(0, 1), "mean": self.mean.flatten(0, 1), "std": self.std.flatten(0, 1),
-            "log_prob": self.log_prob.flatten(), "values": self.values.flatten(), "returns": self.returns.flatten(),
+            "obs": self.obs.flatten(0, 1),
+            "critic_obs": self.critic_obs.flatten(0, 1),
+            "actions": self.actions.flatten(0, 1),
+            "mean": self.mean.flatten(0, 1),
+            "std": self.std.flatten(0, 1),
+            "log_prob": self.log_prob.flatten(),
+            "values": self.values.flatten(),
+            "returns": self.returns.flatten(),
             "advantages": self.advantages.flatten(),
-        }  # fmt: skip
+        }
         for _ in range(num_epochs):
             perm = torch.randperm(total)
             for i in range(num_mini_batches):

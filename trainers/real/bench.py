@@ -90,15 +90,30 @@ def record_bench_log(profile: RealProfile | str, duration_s: float = 4.0, sim: S
     targets = bench_targets(robot.robot.joint_names, duration_s, fps)
     robot.reset(targets[0], targets=targets[0])
     q, qd = robot.run_targets(targets[:-1])
-    return BenchLog(np.arange(len(targets)) / fps, fps, robot.robot.joint_names, BENCH_JOINTS, q, qd, targets,
-                    f"real:{profile.name}")  # fmt: skip
+    return BenchLog(
+        np.arange(len(targets)) / fps,
+        fps,
+        robot.robot.joint_names,
+        BENCH_JOINTS,
+        q,
+        qd,
+        targets,
+        f"real:{profile.name}",
+    )
 
 
 def write_bench_log(path: str | Path, log: BenchLog) -> Path:
     path = Path(path)
-    arrays = {"time_s": log.time_s, "fps": np.float64(log.fps), "joint_names": np.array(log.joint_names),
-                  "bench_joints": np.array(log.bench_joints), "dof_pos": log.dof_pos, "dof_vel": log.dof_vel,
-                  "pd_target": log.pd_target, "source": np.array(log.source)}  # fmt: skip
+    arrays = {
+        "time_s": log.time_s,
+        "fps": np.float64(log.fps),
+        "joint_names": np.array(log.joint_names),
+        "bench_joints": np.array(log.bench_joints),
+        "dof_pos": log.dof_pos,
+        "dof_vel": log.dof_vel,
+        "pd_target": log.pd_target,
+        "source": np.array(log.source),
+    }
 
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
@@ -126,5 +141,6 @@ def read_bench_log(path: str | Path) -> BenchLog:
     if shape[0] < 3:
         raise MotionFileError(path, f"bench log has {shape[0]} ticks; need at least 3")
     source = str(data["source"]) if "source" in data else ""
-    return BenchLog(data["time_s"], float(data["fps"]), names, bench, data["dof_pos"], data["dof_vel"],
-                    data["pd_target"], source)  # fmt: skip
+    return BenchLog(
+        data["time_s"], float(data["fps"]), names, bench, data["dof_pos"], data["dof_vel"], data["pd_target"], source
+    )

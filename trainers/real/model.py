@@ -51,8 +51,9 @@ def apply_profile(spec: mujoco.MjSpec, profile: RealProfile, sim: SimConfig | No
     return spec
 
 
-def build_real_model(profile: RealProfile | str = "nominal", sim: SimConfig | None = None,
-                     fixed_base: bool = False) -> mujoco.MjModel:  # fmt: skip
+def build_real_model(
+    profile: RealProfile | str = "nominal", sim: SimConfig | None = None, fixed_base: bool = False
+) -> mujoco.MjModel:
     """A freshly compiled "real" G1 (``"nominal"``: the training simulator, fixed base optional)."""
     sim = SimConfig() if sim is None else sim
     profile = get_profile(profile)
@@ -76,8 +77,13 @@ def fill_target_history(model: mujoco.MjModel, data: mujoco.MjData, targets: np.
             mujoco.mj_initCtrlHistory(model, data, i, None, np.full((nsample, 1), float(targets[i])))
 
 
-def fill_batch_target_history(model: mujoco.MjModel, history: np.ndarray, ids: np.ndarray, targets: np.ndarray,
-                              scratch: mujoco.MjData | None = None) -> None:  # fmt: skip
+def fill_batch_target_history(
+    model: mujoco.MjModel,
+    history: np.ndarray,
+    ids: np.ndarray,
+    targets: np.ndarray,
+    scratch: mujoco.MjData | None = None,
+) -> None:
     """:func:`fill_target_history` for simulations ``ids`` of a batch: ``history`` is the batch's bound
     ``history`` array, ``targets`` (len(ids), nu). ``scratch`` is a reusable MjData of ``model``."""
     if model.nhistory == 0:

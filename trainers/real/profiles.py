@@ -93,7 +93,9 @@ PROFILES: dict[str, RealProfile] = {
             effort_limit_scale=0.8,
         ),
         RealProfile(
-            "soft_ankles_delay", "ankle Kp x 0.65 and PD targets 20 ms late", kp_scale=_SOFT_ANKLES,
+            "soft_ankles_delay",
+            "ankle Kp x 0.65 and PD targets 20 ms late",
+            kp_scale=_SOFT_ANKLES,
             delay_physics_steps=4,
         ),
         RealProfile(
@@ -141,11 +143,16 @@ def get_profile(name: str | RealProfile) -> RealProfile:
     head, sep, tail = str(name).partition(":")
     if head == OTHER_ENGINE:
         base = get_profile(tail if sep and tail else "nominal")
-        return replace(base, name=f"{OTHER_ENGINE}:{base.name}", description=f"{base.description}, in PyBullet",
-                       engine=OTHER_ENGINE)  # fmt: skip
+        return replace(
+            base,
+            name=f"{OTHER_ENGINE}:{base.name}",
+            description=f"{base.description}, in PyBullet",
+            engine=OTHER_ENGINE,
+        )
     if str(name).endswith(".json"):
         return load_profile_file(name)
     if name not in PROFILES:
-        raise UnknownProfileError(f"unknown real profile {name!r}; valid choices: {', '.join(PROFILES)}, "
-                                  f"or {OTHER_ENGINE}:<one of them>")
+        raise UnknownProfileError(
+            f"unknown real profile {name!r}; valid choices: {', '.join(PROFILES)}, or {OTHER_ENGINE}:<one of them>"
+        )
     return PROFILES[name]

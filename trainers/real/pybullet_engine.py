@@ -121,9 +121,21 @@ class PybulletBatch:
         self.root_pos_w = model.body_pos[1].copy()
         self.root_quat_w = model.body_quat[1].copy()
         self.data = [mujoco.MjData(model) for _ in range(self.nsim)]
-        self._arrays = {k: np.stack([getattr(d, k) for d in self.data]) for k in
-                        ("qpos", "qvel", "ctrl", "xpos", "xquat", "site_xpos", "cvel", "subtree_com",
-                         "actuator_force", "history")}  # fmt: skip
+        self._arrays = {
+            k: np.stack([getattr(d, k) for d in self.data])
+            for k in (
+                "qpos",
+                "qvel",
+                "ctrl",
+                "xpos",
+                "xquat",
+                "site_xpos",
+                "cvel",
+                "subtree_com",
+                "actuator_force",
+                "history",
+            )
+        }
         self._arrays["actuator_force"] = np.zeros((self.nsim, model.nu))
         self._queue: list[deque[np.ndarray]] = [deque() for _ in range(self.nsim)]
         self.clients: list[Any] = []
@@ -143,9 +155,13 @@ class PybulletBatch:
                 plane = client.createCollisionShape(pybullet.GEOM_PLANE)
                 floor = client.createMultiBody(0.0, plane)
                 client.changeDynamics(floor, -1, lateralFriction=FLOOR_FRICTION)
-            body = client.loadURDF(str(self.robot.urdf_path), self.root_pos_w.tolist(),
-                                   _xyzw(self.root_quat_w), useFixedBase=self.fixed_base,
-                                   flags=pybullet.URDF_USE_INERTIA_FROM_FILE)  # fmt: skip
+            body = client.loadURDF(
+                str(self.robot.urdf_path),
+                self.root_pos_w.tolist(),
+                _xyzw(self.root_quat_w),
+                useFixedBase=self.fixed_base,
+                flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+            )
             self.clients.append(client)
             self.bodies.append(body)
 
@@ -168,9 +184,13 @@ class PybulletBatch:
             for link, arm in zip(self.joint_ids, self.robot.armature_kgm2):
                 _add_armature(client, body, link, float(arm))
             # Disable the default velocity motors; dry friction is a zero-velocity motor of bounded force.
-            client.setJointMotorControlArray(body, self.joint_ids, pybullet.VELOCITY_CONTROL,
-                                             targetVelocities=[0.0] * len(self.joint_ids),
-                                             forces=self.frictionloss_nm.tolist())  # fmt: skip
+            client.setJointMotorControlArray(
+                body,
+                self.joint_ids,
+                pybullet.VELOCITY_CONTROL,
+                targetVelocities=[0.0] * len(self.joint_ids),
+                forces=self.frictionloss_nm.tolist(),
+            )
             client.changeDynamics(body, -1, lateralFriction=FLOOR_FRICTION)
 
     # --- the Batch interface -----------------------------------------------------------------
@@ -220,8 +240,9 @@ class PybulletBatch:
         (the profile's viscous damping and dry friction act on top). Call :meth:`sync` before reading the state."""
         client, body = self.clients[i], self.bodies[i]
         _, qd = self._joint_state(i)
-        client.setJointMotorControlArray(body, self.joint_ids, self._pybullet.TORQUE_CONTROL,
-                                         forces=(tau_nm - self.damping_nms * qd).tolist())  # fmt: skip
+        client.setJointMotorControlArray(
+            body, self.joint_ids, self._pybullet.TORQUE_CONTROL, forces=(tau_nm - self.damping_nms * qd).tolist()
+        )
         client.stepSimulation()
         self._arrays["actuator_force"][i] = tau_nm
 
@@ -305,4 +326,3 @@ def _c_output_silenced() -> Iterator[None]:
 def _xyzw(quat_wxyz: np.ndarray) -> list[float]:
     w, x, y, z = (float(v) for v in quat_wxyz)
     return [x, y, z, w]
-

@@ -73,9 +73,16 @@ class PdRobot:
         """(nbody − 1, 3) world positions of every body but the world [m] (pelvis first)."""
         return self.data.xpos[1:].copy()
 
-    def reset(self, dof_pos: np.ndarray, dof_vel: np.ndarray | None = None, targets: np.ndarray | None = None,
-              root_pos_w: np.ndarray | None = None, root_quat_w: np.ndarray | None = None,
-              root_lin_vel_w: np.ndarray | None = None, root_ang_vel_b: np.ndarray | None = None) -> None:  # fmt: skip
+    def reset(
+        self,
+        dof_pos: np.ndarray,
+        dof_vel: np.ndarray | None = None,
+        targets: np.ndarray | None = None,
+        root_pos_w: np.ndarray | None = None,
+        root_quat_w: np.ndarray | None = None,
+        root_lin_vel_w: np.ndarray | None = None,
+        root_ang_vel_b: np.ndarray | None = None,
+    ) -> None:
         """Put the robot in a state; a delayed actuator's history is filled with ``targets`` (default: dof_pos)."""
         mujoco.mj_resetData(self.model, self.data)
         d = self.data
@@ -111,8 +118,9 @@ class PdRobot:
         self.data.ctrl[:] = targets
         self._mj_step(1)
 
-    def step_policy(self, targets: np.ndarray, correction: TargetCorrection | None = None,
-                    every_physics_step: bool = False) -> None:  # fmt: skip
+    def step_policy(
+        self, targets: np.ndarray, correction: TargetCorrection | None = None, every_physics_step: bool = False
+    ) -> None:
         """One policy step: ``decimation`` physics steps with the targets held (plus the correction)."""
         targets = np.asarray(targets, dtype=float)
         if correction is None:
@@ -127,8 +135,9 @@ class PdRobot:
         # mj_step leaves positions-dependent quantities (xpos) one step behind; readers want them current.
         mujoco.mj_kinematics(self.model, self.data)
 
-    def run_targets(self, targets: np.ndarray, correction: TargetCorrection | None = None,
-                    every_physics_step: bool = False) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def run_targets(
+        self, targets: np.ndarray, correction: TargetCorrection | None = None, every_physics_step: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Apply (T, D) targets one per policy step; (T+1, D) joint positions and velocities, start included."""
         qs, qds = [self.dof_pos], [self.dof_vel]
         for target in targets:
