@@ -83,7 +83,8 @@ def main() -> None:
 
     direct_s, direct_cpu_s, per_clip = direct_loop(clips)
     print(
-        f"direct retarget_file loop     {direct_s:8.1f} s  {len(clips) / direct_s:6.2f} clips/s  cpu {direct_cpu_s:.1f} s"
+        f"direct retarget_file loop     {direct_s:8.1f} s  {len(clips) / direct_s:6.2f} clips/s"
+        f"  cpu {direct_cpu_s:.1f} s"
     )
     one_s, one_walls, one_cpu_s, one, one_out = timed_batch(clips, work, "w1", BatchOptions(workers=1), args.repeats)
     two_s, two_walls, _, _, two_out = timed_batch(clips, work, "w2", BatchOptions(workers=2), args.repeats)

@@ -44,7 +44,8 @@ def main() -> None:
         first = v.check(v.first_failure) if v.first_failure else None
         print(
             f"{v.clip[6:-6]:34s} {v.decision:6s} {v.kept_frames:4d}/{v.num_frames:<4d} "
-            f"{(first.name if first else '-'):22s} {(f'{first.worst:.3g} {first.unit} (limit {first.threshold:g})' if first else '')}"
+            f"{(first.name if first else '-'):22s} "
+            f"{(f'{first.worst:.3g} {first.unit} (limit {first.threshold:g})' if first else '')}"
         )
     print("\nverdicts:", dict(Counter(v.decision for v in verdicts)))
     print("first failing checks:", dict(Counter(v.first_failure for v in verdicts if v.first_failure)))
@@ -55,7 +56,8 @@ def main() -> None:
         checks = [v.check(name) for v in verdicts]
         w = np.array([c.worst for c in checks], dtype=float)
         print(
-            f"  {name:24s} {np.nanmedian(w):9.3g} {np.nanpercentile(w, 90):9.3g} {np.nanmax(w):9.3g}  [{checks[0].unit}]"
+            f"  {name:24s} {np.nanmedian(w):9.3g} {np.nanpercentile(w, 90):9.3g}"
+            f" {np.nanmax(w):9.3g}  [{checks[0].unit}]"
             f"  (limit {checks[0].threshold:g}, {sum(not c.passed for c in checks)} failing)"
         )
     replays = [r for v in verdicts for r in v.replay.get("ranges", [])]
@@ -71,7 +73,8 @@ def main() -> None:
     for k in ("kinematic", "dynamic", "replay"):
         total += layer_s[k]
         print(
-            f"  {k:9s} {frames / max(layer_s[k], 1e-9):8.0f} frames/s = {seconds_of_motion / max(layer_s[k], 1e-9):6.1f}× real time"
+            f"  {k:9s} {frames / max(layer_s[k], 1e-9):8.0f} frames/s"
+            f" = {seconds_of_motion / max(layer_s[k], 1e-9):6.1f}× real time"
         )
     print(f"  all three {frames / total:8.0f} frames/s = {seconds_of_motion / total:6.1f}× real time (target ≥ 10×)")
     # Confusion table: rows = corruption, columns = checks that newly fail (vs the clip's original verdict).

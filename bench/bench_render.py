@@ -2,7 +2,8 @@
 
 Usage: python bench/bench_render.py [--clip walk_level1_filter] [--repeats 3] [--compare-full-meshes]
 
-Renders the official ASAP retarget of a real clip (tests/fixtures/asap_reference, bench/bench_data.py) with its source skeleton and stance markers, as
+Renders the official ASAP retarget of a real clip (tests/fixtures/asap_reference, bench/bench_data.py) with its source
+skeleton and stance markers, as
 `asap-retarget render --source` does, and prints frames per second, the whole clip's wall
 time against the 30 s target, and the ratio to real time (motion seconds per wall second).
 The median over repeats is reported; set-up (model build, GL context) is timed apart. CPU time

@@ -2,7 +2,8 @@
 
     python bench/bench_speed.py [--clips N]
 
-For each of the 39 real clips (`tests/fixtures/smpl_video/`, bench/bench_data.py), times `retarget.pipeline.retarget_file`
+For each of the 39 real clips (`tests/fixtures/smpl_video/`, bench/bench_data.py), times
+`retarget.pipeline.retarget_file`
 (file in → robot motion out, default config) and `bench/baseline_gmr.py` (file in → motion out, same
 scaled targets), alternating per clip so both see the same machine load. The process is pinned to one
 CPU and BLAS/OpenMP pools to one thread before numpy loads. Prints per-method frames/s (median over
@@ -58,7 +59,10 @@ _STARTUP = {
 
 def _fresh_process_s(method: str, clip: Path, cpu: int) -> float:
     """Wall time [s] of a new Python process on `cpu` that imports `method` and retargets `clip`."""
-    code = f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); {_STARTUP[method]}; f({str(clip)!r})"
+    code = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+        f"{_STARTUP[method]}; f({str(clip)!r})"
+    )
     start = time.perf_counter()
     subprocess.run(["taskset", "-c", str(cpu), sys.executable, "-c", code], check=True, env=dict(os.environ))
     return time.perf_counter() - start

@@ -1,4 +1,5 @@
-"""The paper's Table IV in our setting: stage-3 baselines and ASAP, each fine-tuned policy deployed alone in a "real" profile.
+"""The paper's Table IV in our setting: stage-3 baselines and ASAP, each fine-tuned policy deployed alone in a
+"real" profile.
 
     python bench/bench_table4.py --policy RUN --motion LIB.pkl --real soft_ankles_delay --seeds 0,1,2 \\
         --iterations 30 --num-envs 64 --episodes 6 --eval-episodes 8 --heldout-clip NAME -o /tmp/table4
@@ -251,7 +252,7 @@ def plot(results: dict, path: Path, title: str) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", required=True)
     ap.add_argument("--motion", required=True)
     ap.add_argument("--clip", default=None)

@@ -7,7 +7,8 @@ the repo root): a random window of `--min-s`..`--max-s` seconds, mirrored left/r
 probability 1/2, and played 0.8x, 1x or 1.25x by relabelling its frame rate. Deterministic for a
 given `--seed`. The set is written outside the repository (not committed).
 
-Mirroring reflects the motion through the world's x-z plane: positions y -> -y (the pelvis, at trans + J0); each local joint
+Mirroring reflects the motion through the world's x-z plane: positions y -> -y (the pelvis, at trans + J0);
+each local joint
 rotation R -> M_b R M_b with M_b = diag(-1, 1, 1) (SMPL's rest frame has x to the left), the root
 R -> M_w R M_b with M_w = diag(1, -1, 1), and the left/right joints swap.
 """

@@ -61,7 +61,8 @@ rows = [
     ("post-solve match errors", cum("_match_errors") + cum("forward", "tree_kinematics")),
 ]
 print(
-    f"import {t1 - t0:.2f} s, first clip {t2 - t1:.2f} s; {frames} frames profiled in {total:.2f} s ({frames / total:.0f} frames/s under cProfile)"
+    f"import {t1 - t0:.2f} s, first clip {t2 - t1:.2f} s; "
+    f"{frames} frames profiled in {total:.2f} s ({frames / total:.0f} frames/s under cProfile)"
 )
 print("| stage | s | share |")
 print("|---|---:|---:|")

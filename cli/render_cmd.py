@@ -92,7 +92,8 @@ def render(
             on_frame=lambda done, total: update(done, total, str(output)),
         )
     console.print(
-        f"wrote {summary.output}: {summary.frames} frames at {summary.fps:g} Hz, {summary.width_px}x{summary.height_px}, "
+        f"wrote {summary.output}: {summary.frames} frames at {summary.fps:g} Hz, "
+        f"{summary.width_px}x{summary.height_px}, "
         f"{len(summary.clips)} panel(s), {summary.seconds:.1f} s ({summary.frames / summary.seconds:.1f} frames/s)",
         highlight=False,
     )

@@ -69,7 +69,8 @@ def main() -> None:
         peak, code = median_peak(lambda d, case=case: case.build(d).args, args.repeats)
         ref_peak, ref_code = reference_mib[ref]
         print(
-            f"{case.name:34s} {code:4d} {peak:9.0f} {ref + f' [{ref_code}]':>16s} {ref_peak:6.0f} {peak / ref_peak:6.2f}"
+            f"{case.name:34s} {code:4d} {peak:9.0f} {ref + f' [{ref_code}]':>16s}"
+            f" {ref_peak:6.0f} {peak / ref_peak:6.2f}"
         )
 
 

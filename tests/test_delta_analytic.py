@@ -1,4 +1,5 @@
-"""The analytic Δa for ASAP's soft ankles (Kp × 0.65) as the oracle: exact at the physics rate, close at the policy rate."""
+"""The analytic Δa for ASAP's soft ankles (Kp × 0.65) as the oracle: exact at the physics rate,
+close at the policy rate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Stage-3 baselines: one-step replay, SysID, DeltaDynamics (model and simulator) and ActionNoise, with known answers."""
+"""Stage-3 baselines: one-step replay, SysID, DeltaDynamics (model and simulator) and ActionNoise,
+with known answers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The frozen Δa inside the simulator: the simulator receives a + π^Δ(s, a), the policy sees a, no gradient reaches π^Δ."""
+"""The frozen Δa inside the simulator: the simulator receives a + π^Δ(s, a), the policy sees a,
+no gradient reaches π^Δ."""
 
 from __future__ import annotations
 

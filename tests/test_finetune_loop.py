@@ -56,7 +56,8 @@ def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path
     for stage, rel in ARTEFACTS.items():
         assert prov[stage]["artefact"] == {"path": str((run / rel).resolve()), "sha256": sha[stage]}
     lib_sha = file_sha256(lib)
-    # The chain: which policy was rolled out, which data fitted Δa, which simulator and policy got it, what was evaluated.
+    # The chain: which policy was rolled out, which data fitted Δa, which simulator and policy got it,
+    # what was evaluated.
     assert (
         prov["pretrain"]["inputs"]["motion"]["sha256"] == lib_sha
         and prov["pretrain"]["inputs"]["simulator"] == "nominal"

@@ -1,4 +1,5 @@
-"""The "real" G1 profiles: what each changes, the delay's exact timing, and the nominal model's equality with training's."""
+"""The "real" G1 profiles: what each changes, the delay's exact timing,
+and the nominal model's equality with training's."""
 
 from __future__ import annotations
 

@@ -178,7 +178,8 @@ def test_report_in_headless_chromium(batch_report, tmp_path):
         # Read at 1,280 px: every clip's file links are on screen without scrolling sideways.
         driver.set_window_size(1280, 900)
         right = driver.execute_script(
-            "return Math.max(...Array.from(document.querySelectorAll('td.files a')).map(a => a.getBoundingClientRect().right))"
+            "return Math.max(...Array.from(document.querySelectorAll('td.files a'))"
+            ".map(a => a.getBoundingClientRect().right))"
         )
         width = driver.execute_script("return document.documentElement.clientWidth")
         assert 0 < right <= width <= 1280, (right, width)

@@ -149,7 +149,8 @@ class ProcessExecutor:
                             start_failures += 1
                             if start_failures >= MAX_START_FAILURES:
                                 raise BatchError(
-                                    f"batch worker processes die on start ({_exit_description(slot.process.exitcode)}); "
+                                    "batch worker processes die on start "
+                                    f"({_exit_description(slot.process.exitcode)}); "
                                     "their error is printed above. Scripts that start a batch must be importable "
                                     "files that guard their entry point with `if __name__ == '__main__':`"
                                 )

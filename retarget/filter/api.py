@@ -7,7 +7,8 @@ both; layer 2 on the re-grounded robot; the bad frames of every failing check, w
 dropped; layer 3 replays each kept range from its first frame (and, when it decides,
 cuts a range at its failure); layer 4 (opt-in, "controller") tracks the whole re-grounded robot
 motion with the sampling-MPC tracker of :mod:`retarget.controller` and, when it decides, its
-failures cut the clip and the dynamic layer's checks become informational. The verdict is 'keep' when the whole clip survives, 'trim'
+failures cut the clip and the dynamic layer's checks become informational.
+The verdict is 'keep' when the whole clip survives, 'trim'
 when some ranges do, 'reject' when none does.
 """
 

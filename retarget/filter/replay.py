@@ -4,7 +4,8 @@ The G1 starts in the motion's first frame with the motion's velocity and is driv
 joint torques only: ASAP's PD gains on the reference joint angles and speeds plus
 inverse-dynamics feed-forward torques (contact forces included, recomputed on the
 simulated state with a pull of the base toward its reference: see
-:mod:`retarget.filter.replay_control` for why), clipped to the URDF effort limits. The floating base is not actuated, so the robot keeps up only
+:mod:`retarget.filter.replay_control` for why), clipped to the URDF effort limits.
+The floating base is not actuated, so the robot keeps up only
 if the motion is physically consistent. Physics runs at `physics_hz` with the reference
 interpolated linearly; robot-robot contacts are off (self-collision is a layer-1 check),
 robot-floor contacts on. It fails when the mean distance of all bodies to the reference

@@ -4,7 +4,8 @@ All three share the keys (float64; T frames, B bodies; quaternions **wxyz**, wor
 
     fps             (1,)          frame rate [Hz] (int when integral: BeyondMimic writes array([50]))
     joint_pos       (T, 29)       joint angles [rad]   holosoma: (T, 36) MuJoCo qpos = pelvis xyz, wxyz, joints
-    joint_vel       (T, 29)       [rad/s]              holosoma: (T, 35) qvel = pelvis lin. vel., ang. vel. (world), joints
+    joint_vel       (T, 29)       [rad/s]              holosoma: (T, 35) qvel = pelvis lin. vel.,
+                                                                         ang. vel. (world), joints
     body_pos_w      (T, B, 3)     body origins in the world [m]
     body_quat_w     (T, B, 4)     body orientations, wxyz
     body_lin_vel_w  (T, B, 3)     [m/s], central finite differences

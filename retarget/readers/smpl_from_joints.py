@@ -11,7 +11,8 @@ Method (direction matching on SMPL's neutral skeleton):
   global rotation of the joint that drives the segment when the source has rotations (BVH), else
   the already-solved SMPL parent (no twist relative to the parent: the minimal-rotation choice).
 * The pelvis takes the source root's rotation (BVH), or the frame spanned by the hip line and the
-  pelvis → spine direction (positions only; the chest likewise from the thorax line and the neck). Leaf joints (toes, head, hands) take G_ref.
+  pelvis → spine direction (positions only; the chest likewise from the thorax line and the neck).
+  Leaf joints (toes, head, hands) take G_ref.
 * Lengths are SMPL's: only directions are taken from the source. The root path is scaled by
   SMPL leg length / source leg length so strides and pelvis height stay proportional to the legs
   the retargeter sees, and the SMPL hip midpoint follows the source hip midpoint. The scaling is

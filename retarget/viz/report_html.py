@@ -140,7 +140,10 @@ def _preview_cell(entry: ClipEntry) -> str:
     if entry.preview is None:
         return '<td class="pv">—</td>'
     data = base64.b64encode(entry.preview).decode("ascii")
-    return f'<td class="pv"><img alt="preview of {html.escape(entry.clip)}" src="data:{entry.preview_mime};base64,{data}"></td>'
+    return (
+        f'<td class="pv"><img alt="preview of {html.escape(entry.clip)}" '
+        f'src="data:{entry.preview_mime};base64,{data}"></td>'
+    )
 
 
 _CSS = """
@@ -162,7 +165,8 @@ function sortBy(th){
   table.querySelectorAll('th').forEach(h=>h.classList.remove('asc','desc'));
   th.classList.add(asc?'asc':'desc');
   const rows=Array.from(body.rows), num=th.dataset.type==='num';
-  const key=r=>{const v=r.cells[col].dataset.v; if(num){const x=parseFloat(v); return isNaN(x)?-Infinity:x;} return v||'';};
+  const key=r=>{const v=r.cells[col].dataset.v; \
+if(num){const x=parseFloat(v); return isNaN(x)?-Infinity:x;} return v||'';};
   rows.sort((a,b)=>{const x=key(a),y=key(b); const c=num?(x-y):String(x).localeCompare(String(y)); return asc?c:-c;});
   rows.forEach(r=>body.appendChild(r));
 }

@@ -1,4 +1,5 @@
-"""One-step replay of recorded transitions: from recorded s_t with the recorded target q*_t, what a model predicts for s_{t+1}.
+"""One-step replay of recorded transitions: from recorded s_t with the recorded target q*_t,
+what a model predicts for s_{t+1}.
 
 Both system identification (which model parameters make the prediction match the recording) and the
 delta-dynamics baseline (the residual s_{t+1} − f_sim(s_t, a_t) as a label) start here. A delayed

@@ -59,7 +59,8 @@ def run_loop(
         head = f"[{k}/{len(STAGES)}] {name:<9}"
         if prov.is_complete(name, inputs):
             echo(
-                f"{head} skipped: {artefact.relative_to(run)} is complete (sha256 {prov.stages[name]['artefact']['sha256'][:12]})"
+                f"{head} skipped: {artefact.relative_to(run)} is complete "
+                f"(sha256 {prov.stages[name]['artefact']['sha256'][:12]})"
             )
             return
         echo(f"{head} running …")
@@ -68,7 +69,8 @@ def run_loop(
         seconds = time.perf_counter() - start
         prov.record(name, artefact, inputs, seconds, **extra)
         echo(
-            f"{head} done in {seconds:.1f} s → {artefact.relative_to(run)} (sha256 {prov.stages[name]['artefact']['sha256'][:12]})"
+            f"{head} done in {seconds:.1f} s → {artefact.relative_to(run)} "
+            f"(sha256 {prov.stages[name]['artefact']['sha256'][:12]})"
         )
 
     # 1. pre-train in the nominal simulator.
@@ -230,7 +232,10 @@ def format_evaluation(evaluation: dict) -> str:
     """The evaluation as a small table (paper metrics)."""
     lines = [
         f"{evaluation['clip']} in real:{evaluation['profile']} (policy alone, no Δa)",
-        f"{'policy':<8} {'success':>7} {'Eg-mpjpe':>9} {'Empjpe':>8} {'Evel':>7} {'Eacc':>7}  [mm, mm/frame, mm/frame²]",
+        (
+            f"{'policy':<8} {'success':>7} {'Eg-mpjpe':>9} {'Empjpe':>8} {'Evel':>7} {'Eacc':>7}"
+            "  [mm, mm/frame, mm/frame²]"
+        ),
     ]
     for label, m in evaluation["metrics"].items():
         lines.append(
