@@ -55,7 +55,7 @@ rows = [
     ("banded solves (steps + pinned joints)", cum("cho_solve_banded")),
     (
         "band assembly, pins, steps (numpy)",
-        cum("_solve", "sequence_ik") - tot("cholesky_banded") - cum("cho_solve_banded") - cum("_normal_equations"),
+        cum("_solve", "ik/sequence") - tot("cholesky_banded") - cum("cho_solve_banded") - cum("_normal_equations"),
     ),
     ("BLAS thread limiter", cum("__init__", "threadpoolctl")),
     ("post-solve match errors", cum("_match_errors") + cum("forward", "tree_kinematics")),

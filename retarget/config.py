@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from retarget.contacts import ContactConfig
 from retarget.errors import ConfigError
-from retarget.ik import IkConfig
+from retarget.ik.frame import IkConfig
+from retarget.ik.sequence import SequenceIkConfig
 from retarget.readers.source import SourceOptions
-from retarget.sequence_ik import SequenceIkConfig
 
 SOLVERS = ("sequence", "per_frame")
 

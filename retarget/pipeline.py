@@ -12,13 +12,13 @@ import numpy as np
 from retarget.asap_pkl import RobotMotion
 from retarget.config import RetargetConfig
 from retarget.contacts import detect_foot_contacts
-from retarget.ik import FrameByFrameIK
+from retarget.ik.frame import FrameByFrameIK
+from retarget.ik.problem import build_sequence_problem, rest_matched_points
+from retarget.ik.sequence import WholeSequenceIK
 from retarget.readers.source import read_clip
 from retarget.resample import resample_sequence
 from retarget.rotations import matrix_to_quat
 from retarget.scaling import compute_limb_scales, limb_scales_from_rest, scale_joints
-from retarget.sequence_ik import WholeSequenceIK
-from retarget.sequence_problem import build_sequence_problem, rest_matched_points
 from retarget.skeleton import Skeleton, neutral_skeleton, smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
 from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
@@ -98,7 +98,7 @@ def _solve_per_frame(model, robot, config, point_targets, frame_targets):
 
 
 def _solve_whole_sequence(robot, config, targets_w, frame_targets, stance, fps):
-    """Contact-aware whole-sequence IK (see :mod:`retarget.sequence_ik`); the match errors come from the
+    """Contact-aware whole-sequence IK (see :mod:`retarget.ik.sequence`); the match errors come from the
     solver's own kinematics (the same matched points as the MuJoCo sites), so this path needs no MuJoCo model."""
     problem = build_sequence_problem(robot, targets_w, frame_targets, stance, config.sequence_ik)
     solver = WholeSequenceIK(

@@ -10,11 +10,11 @@ from conftest import smpl_clip
 
 from retarget.contact_targets import foot_targets, stance_phases
 from retarget.contacts import ContactConfig, detect_foot_contacts
+from retarget.ik.problem import _kinematics_for
+from retarget.ik.sequence import SequenceIkConfig, WholeSequenceIK
 from retarget.pipeline import retarget_file
 from retarget.readers.amass import read_amass_npz
 from retarget.rotations import matrix_to_quat, quat_to_matrix
-from retarget.sequence_ik import SequenceIkConfig, WholeSequenceIK
-from retarget.sequence_problem import _kinematics_for
 from retarget.skeleton import smpl_forward_kinematics
 from retarget.tree_kinematics import so3_exp, so3_log
 from robots.pinocchio_model import build_pinocchio_model, mujoco_qpos_to_pinocchio

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retarget.contact_targets import foot_targets, sagittal_lean_rad, tilt_within_ankle_range
-from retarget.sequence_ik import PointLayout, SequenceIkConfig, SequenceTargets
+from retarget.ik.sequence import PointLayout, SequenceIkConfig, SequenceTargets
 from retarget.tree_kinematics import TreeKinematics
 from robots.registry import RobotSpec
 

@@ -162,7 +162,7 @@ class ResidualLayout(NamedTuple):
 
 
 class FrameTargets(NamedTuple):
-    """Per-frame targets and residual scales (:class:`retarget.sequence_ik.SequenceTargets`, as arrays)."""
+    """Per-frame targets and residual scales (:class:`retarget.ik.sequence.SequenceTargets`, as arrays)."""
 
     point_pos_w: np.ndarray
     point_weight: np.ndarray

@@ -23,7 +23,7 @@ import numpy as np
 from scipy.linalg import cho_solve_banded, cholesky_banded
 from threadpoolctl import ThreadpoolController
 
-from retarget.sequence_kernel import (
+from retarget.ik.kernel import (
     FrameTargets,
     OneSided,
     ResidualLayout,
@@ -175,7 +175,7 @@ class WholeSequenceIK:
     def _normal_equations(self, state, targets: SequenceTargets):
         """Per-frame Gauss-Newton blocks H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe of all residuals, and the
         largest violation of the one-sided (floor, collision) constraints [m]. See
-        :mod:`retarget.sequence_kernel` for the residual blocks."""
+        :mod:`retarget.ik.kernel` for the residual blocks."""
         root_pos, root_rot, dof = state
         num_frames = dof.shape[0]
         lay, cfg, kin = self.layout, self.config, self.kin
