@@ -174,7 +174,8 @@ class FrameTargets(NamedTuple):
 
 
 class OneSided(NamedTuple):
-    """The one-sided (floor, collision) residuals: scales, and which rows are switched on."""
+    """The one-sided (floor, collision) residuals: scales, which rows are switched on, and their
+    augmented-Lagrangian shifts."""
 
     floor_margin_m: float
     """Height swing soles keep above the floor [m]."""
@@ -182,21 +183,40 @@ class OneSided(NamedTuple):
     collision_weight: float
     sticky: bool
     """Once true, a row switched on stays on (the solver's last iterations, so they cannot oscillate)."""
+    augmented: bool
+    """Update each switched-on row's shift by its remaining violation (augmented Lagrangian)."""
     floor_on: np.ndarray
     """(T, S) bool, updated in place."""
     sphere_on: np.ndarray
     """(T, Q) bool, updated in place."""
     pair_on: np.ndarray
     """(T, K) bool, updated in place."""
+    floor_shift_m: np.ndarray
+    """(T, S) [m] ≥ 0, updated in place: how far beyond the constraint each row aims."""
+    sphere_shift_m: np.ndarray
+    """(T, Q) [m], as ``floor_shift_m``."""
+    pair_shift_m: np.ndarray
+    """(T, K) [m], as ``floor_shift_m``."""
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
-def _switched_on(violated, sticky, on, t, i):
-    """Whether row (t, i) counts: violated now, or (sticky) ever since the rows became sticky."""
-    if sticky:
-        on[t, i] = on[t, i] or violated
-        return on[t, i]
-    return violated
+def _one_sided_residual(violation, sticky, augmented, on, shift, t, i):
+    """Residual (≥ 0) of one-sided row (t, i) whose constraint is violated by `violation` [m] (negative:
+    satisfied), or −1 when the row is off.
+
+    A penalty row alone balances the tracking pull at a residual violation, and switches off as soon
+    as a step overshoots, so it flips from one iteration to the next. The augmented-Lagrangian shift
+    (λ/w² of the row) grows by the violation left after each step while the row is on, so the row aims
+    past the constraint by just what the pull needs and stays on (shift > 0) once the point sits on it;
+    it shrinks back when the point moves away for good, and the row switches off at shift 0."""
+    if augmented and on[t, i]:
+        shift[t, i] = max(0.0, shift[t, i] + violation)
+    r = violation + shift[t, i]
+    now = r > 0.0 or (sticky and on[t, i])
+    on[t, i] = now
+    if not now:
+        return -1.0
+    return max(r, 0.0)
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -223,7 +243,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
     )
     frm_rot, frm_w, sole_check = targets.frame_rot_w, targets.frame_weight, targets.sole_floor_check
     floor_margin, floor_w, col_w = one_sided.floor_margin_m, one_sided.floor_weight, one_sided.collision_weight
-    sticky = one_sided.sticky
+    sticky, augmented = one_sided.sticky, one_sided.augmented
     T, D = dof.shape
     n = 6 + D
     N = pt_joint.shape[0]
@@ -312,9 +332,9 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             k = P + s
             margin = floor_margin if sole_check[t, s] else 0.0
             z = pos[k, 2]
-            if _switched_on(z < margin, sticky, one_sided.floor_on, t, s):
-                res = max(margin - z, 0.0)
-                violation = max(violation, res)
+            violation = max(violation, margin - z)
+            res = _one_sided_residual(margin - z, sticky, augmented, one_sided.floor_on, one_sided.floor_shift_m, t, s)
+            if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
                 _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
@@ -322,9 +342,11 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
         for q in range(Q):
             k = P + S + q
             z = pos[k, 2]
-            if _switched_on(z < proxy_r[q], sticky, one_sided.sphere_on, t, q):
-                res = max(proxy_r[q] - z, 0.0)
-                violation = max(violation, res)
+            violation = max(violation, proxy_r[q] - z)
+            res = _one_sided_residual(
+                proxy_r[q] - z, sticky, augmented, one_sided.sphere_on, one_sided.sphere_shift_m, t, q
+            )
+            if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
                 _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
@@ -334,10 +356,12 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             ka, kb = P + S + pair_a[c], P + S + pair_b[c]
             dx, dy, dz = pos[ka, 0] - pos[kb, 0], pos[ka, 1] - pos[kb, 1], pos[ka, 2] - pos[kb, 2]
             dist = np.sqrt(dx * dx + dy * dy + dz * dz)
-            if not _switched_on(dist < pair_clear[c], sticky, one_sided.pair_on, t, c):
+            violation = max(violation, pair_clear[c] - dist)
+            res = _one_sided_residual(
+                pair_clear[c] - dist, sticky, augmented, one_sided.pair_on, one_sided.pair_shift_m, t, c
+            )
+            if res < 0.0:
                 continue
-            res = max(pair_clear[c] - dist, 0.0)
-            violation = max(violation, res)
             inv = 1.0 / max(dist, 1e-9)
             nx, ny, nz = dx * inv, dy * inv, dz * inv
             _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J)

@@ -72,10 +72,14 @@ class SequenceIkConfig:
     """Re-solve a step with the joints that would cross a limit pinned there (instead of only clipping)."""
     max_step: float = 0.25
     """Largest change of any coordinate of a frame in one iteration [rad or m]; larger steps are scaled."""
-    iterations: int = 5
+    iterations: int = 6
     """Gauss-Newton iterations over the whole clip (after the keyframe pass)."""
     extra_iterations: int = 6
     """Further iterations allowed while a floor or collision constraint is still violated."""
+    augmented_lagrangian: bool = True
+    """Shift the target of each switched-on floor/collision row by the violation its last step left (an
+    augmented-Lagrangian update): the rows then converge onto the constraint instead of balancing the
+    tracking pull at a few mm of violation, or flipping on and off between iterations. False: plain penalty."""
     constraint_tolerance_m: float = 0.002
     """Floor and collision violations up to this are accepted [m]."""
     keyframe_stride: int = 6
@@ -170,6 +174,7 @@ class WholeSequenceIK:
         )
         # Rows of the one-sided residuals switched on, per clip being solved (reset by _solve).
         self._active: dict[str, np.ndarray] = {}
+        self._shift: dict[str, np.ndarray] = {}
         self._sticky_on = False
 
     def _normal_equations(self, state, targets: SequenceTargets):
@@ -185,6 +190,7 @@ class WholeSequenceIK:
         for name, width in (("floor", lay.num_soles), ("proxy_floor", Q), ("collision", len(lay.pair_a))):
             if self._active.get(name) is None or self._active[name].shape != (num_frames, width):
                 self._active[name] = np.zeros((num_frames, width), dtype=np.bool_)
+                self._shift[name] = np.zeros((num_frames, width))
         layout = ResidualLayout(
             self.num_points,
             lay.num_soles,
@@ -211,9 +217,13 @@ class WholeSequenceIK:
             cfg.floor_weight,
             cfg.self_collision_weight,
             self._sticky_on,
+            cfg.augmented_lagrangian and self._sticky_on,
             self._active["floor"],
             self._active["proxy_floor"],
             self._active["collision"],
+            self._shift["floor"],
+            self._shift["proxy_floor"],
+            self._shift["collision"],
         )
         violation = normal_equations(
             np.ascontiguousarray(root_pos),
@@ -308,7 +318,7 @@ class WholeSequenceIK:
     ):
         root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True) for a in init)
         dof = np.clip(dof, self.lower, self.upper)
-        self._active = {}
+        self._active, self._shift = {}, {}
         self._sticky_on = False
         iterations = 0
         for iterations in range(1, max_iterations + extra_iterations + 1):
