@@ -238,17 +238,20 @@ class WholeSequenceIK:
         )
         return H, g, violation
 
-    def _pin_joints_to_limits(self, H, g, dof, step, factor, x_smooth, fps) -> np.ndarray:
+    def _pin_joints_to_limits(self, H, g, dof, step, factor, x_smooth, fps, held) -> tuple[np.ndarray, np.ndarray]:
         """The step with every joint that would cross a limit held exactly at that limit, the other
-        coordinates re-solved to compensate (instead of planning on a move the projection undoes).
+        coordinates re-solved to compensate (instead of planning on a move the projection undoes), and the
+        (T, D) mask of the joints pinned here. Joints in `held` are already pinned by springs in the factor.
 
         Few pinned joints (the usual case): the equality-constrained solution from the same Cholesky
         factor, x = x₀ + A⁻¹E λ with (EᵀA⁻¹E) λ = y − Eᵀx₀. Many: refactor with stiff springs."""
         n = self._n
+        pinned = np.zeros(dof.shape, dtype=np.bool_)
         target = np.clip(dof + step[:, 6:], self.lower, self.upper)
-        t, d = np.nonzero(target != dof + step[:, 6:])
+        t, d = np.nonzero((target != dof + step[:, 6:]) & ~held)
         if len(t) == 0:
-            return step
+            return step, pinned
+        pinned[t, d] = True
         wanted = target[t, d] - dof[t, d]
         if len(t) <= _WOODBURY_MAX_PINS:
             idx = t * n + 6 + d
@@ -257,10 +260,29 @@ class WholeSequenceIK:
             z = cho_solve_banded(factor, unit, check_finite=False)
             x0 = step.reshape(-1)
             lam = np.linalg.solve(z[idx], wanted - x0[idx])
-            return (x0 + z @ lam).reshape(step.shape)
+            return (x0 + z @ lam).reshape(step.shape), pinned
         H[t, 6 + d, 6 + d] += _PIN_STIFFNESS
         g[t, 6 + d] += _PIN_STIFFNESS * wanted
-        return self._solve_banded(H, g, x_smooth, fps)[0]
+        return self._solve_banded(H, g, x_smooth, fps)[0], pinned
+
+    def _hold_at_limits(self, H, g, dof, held) -> np.ndarray:
+        """Pin the joints of `held` (pinned in the previous iteration) at their limits with stiff springs in
+        H and g, before the factorisation; returns (T, D) +1 where a held joint sits at its upper limit,
+        −1 at its lower. A joint at a limit usually stays there for the rest of the solve, so carrying the
+        active set over saves the extra solves (or a second factorisation) of pinning it again each time."""
+        side = np.where(held, np.where(2.0 * dof > self.lower + self.upper, 1.0, -1.0), 0.0)
+        t, d = np.nonzero(held)
+        limit = np.where(side[t, d] > 0, self.upper[d], self.lower[d])
+        H[t, 6 + d, 6 + d] += _PIN_STIFFNESS
+        g[t, 6 + d] += _PIN_STIFFNESS * (limit - dof[t, d])
+        return side
+
+    @staticmethod
+    def _still_pressing(step, dof, side, lower, upper) -> np.ndarray:
+        """Held joints whose spring pushes back, i.e. the step would carry them past their limit: they stay
+        held; the others (pulled back inside) are released for the next iteration."""
+        wanted = np.where(side > 0, upper - dof, lower - dof)
+        return side * (step[:, 6:] - wanted) > 0.0
 
     def _solve_banded(self, H, g, x_smooth, fps):
         T, n = g.shape
@@ -321,6 +343,7 @@ class WholeSequenceIK:
         self._active, self._shift = {}, {}
         self._sticky_on = False
         iterations = 0
+        held = np.zeros(dof.shape, dtype=np.bool_)
         for iterations in range(1, max_iterations + extra_iterations + 1):
             self._sticky_on = iterations > max_iterations
             H, g, violation = self._normal_equations((root_pos, root_rot, dof), targets)
@@ -330,9 +353,12 @@ class WholeSequenceIK:
                 iterations -= 1
                 break
             x_smooth = np.concatenate([root_pos, np.zeros_like(root_pos), dof], axis=1)[:, self._smoothed]
+            side = self._hold_at_limits(H, g, dof, held) if self.config.pin_limits else None
             step, factor = self._solve_banded(H, g, x_smooth, fps)
-            if self.config.pin_limits:
-                step = self._pin_joints_to_limits(H, g, dof, step, factor, x_smooth, fps)
+            if side is not None:
+                still = self._still_pressing(step, dof, side, self.lower, self.upper)
+                step, pinned = self._pin_joints_to_limits(H, g, dof, step, factor, x_smooth, fps, held)
+                held = still | pinned
             # Trust region: Gauss-Newton steps are only valid near the linearisation point.
             largest = np.abs(step).max(axis=1, keepdims=True)
             step *= np.minimum(1.0, max_step / np.maximum(largest, 1e-12))
