@@ -117,6 +117,28 @@ def _accumulate(H, g, cols, ncols, row, w2, res):
             H[ca, cb] += ra * row[cb]
 
 
+@numba.njit(cache=_CACHE, fastmath=False)
+def _chain_cols(ka, kb, anc, anc_n, mark, cols):
+    """Fill `cols` with the columns a residual of points ka and kb (kb = −1: one point) can touch: the root's
+    six and both points' ancestor joints; return their count. Rows are zero elsewhere, and the rank-one
+    updates cost the square of this count instead of the square of the full width."""
+    for c in range(6):
+        cols[c] = c
+    nc = 6
+    for k in (ka, kb):
+        if k < 0:
+            continue
+        for m in range(anc_n[k]):
+            c = 6 + anc[k, m]
+            if not mark[c]:
+                mark[c] = True
+                cols[nc] = c
+                nc += 1
+    for i in range(6, nc):
+        mark[cols[i]] = False
+    return nc
+
+
 class TreeArrays(NamedTuple):
     """The kinematic tree as the kernel reads it (see :class:`retarget.tree_kinematics.TreeKinematics`)."""
 
@@ -257,7 +279,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
     J2 = np.zeros((3, n))
     row = np.zeros(n)
     cols = np.empty(n, dtype=np.int64)
-    all_cols = np.arange(n)
+    mark = np.zeros(n, dtype=np.bool_)
     E = np.empty((3, 3))
     M = np.empty((3, 3))
     ORI = np.empty((3, 3))
@@ -305,10 +327,11 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             ka, kb = seg_a[s], seg_b[s]
             _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J)
             _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J2)
+            nc = _chain_cols(ka, kb, anc, anc_n, mark, cols)
             for a in range(3):
                 for c in range(n):
                     row[c] = J[a, c] - J2[a, c]
-                _accumulate(Ht, gt, all_cols, n, row, w2, seg_vec[t, s, a] - (pos[kb, a] - pos[ka, a]))
+                _accumulate(Ht, gt, cols, nc, row, w2, seg_vec[t, s, a] - (pos[kb, a] - pos[ka, a]))
             _clear(J, kb, anc, anc_n)
             _clear(J2, ka, anc, anc_n)
         # Tracked orientations: world-frame error log(R_target Rᵀ); J = [0, I, ancestor axes].
@@ -320,12 +343,13 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             _mm3(PR, pt_rot_j[k], ORI)
             _mm3t(frm_rot[t, f], ORI, E)
             _so3_log(E, e)
+            nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
             for a in range(3):
                 row[:] = 0.0
                 row[3 + a] = 1.0
                 for m in range(anc_n[k]):
                     row[6 + anc[k, m]] = jaxis[anc[k, m], a]
-                _accumulate(Ht, gt, all_cols, n, row, w2, e[a])
+                _accumulate(Ht, gt, cols, nc, row, w2, e[a])
         # Floor: sole points (swing feet keep a margin; stance soles are held by their contact targets).
         fw2 = floor_w * floor_w
         for s in range(S):
@@ -336,7 +360,8 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             res = _one_sided_residual(margin - z, sticky, augmented, one_sided.floor_on, one_sided.floor_shift_m, t, s)
             if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-                _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
+                nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
+                _accumulate(Ht, gt, cols, nc, J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
         # Collision spheres stay above the floor too (hands, knees in a crawl).
         for q in range(Q):
@@ -348,7 +373,8 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             )
             if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-                _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
+                nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
+                _accumulate(Ht, gt, cols, nc, J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
         # Arm spheres pushed out of body spheres along the line of their centres.
         cw2 = col_w * col_w
@@ -368,7 +394,8 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J2)
             for col in range(n):
                 row[col] = nx * (J[0, col] - J2[0, col]) + ny * (J[1, col] - J2[1, col]) + nz * (J[2, col] - J2[2, col])
-            _accumulate(Ht, gt, all_cols, n, row, cw2, res)
+            nc = _chain_cols(ka, kb, anc, anc_n, mark, cols)
+            _accumulate(Ht, gt, cols, nc, row, cw2, res)
             _clear(J, ka, anc, anc_n)
             _clear(J2, kb, anc, anc_n)
     return violation
