@@ -81,9 +81,9 @@ def _shank_deg(m) -> float:
 
 def test_ankle_range_pitch_brings_the_shank_to_the_human_in_deep_steps(lunge_scores):
     ours, flat = lunge_scores
-    # Measured: 3.6° with the ankle-range pitch, 5.2° flat-footed; the official retarget has 3.2°.
-    assert _shank_deg(ours) < 4.0
-    assert _shank_deg(flat) > 4.8
+    # Measured: 3.05° with the ankle-range pitch, 4.60° flat-footed; the official retarget has 3.2°.
+    assert _shank_deg(ours) < 3.4
+    assert _shank_deg(flat) > _shank_deg(ours) + 1.0
     # The feet stay planted and nearly flat: the pitch is only where the ankle's range runs out.
     assert ours.stance_tilt_deg < 0.5 and ours.stance_slide_cm_s < 1.0 and ours.penetration_mm < 2.0
     assert ours.joint_limit_violation_frames == 0
