@@ -192,7 +192,7 @@ class FrameTargets(NamedTuple):
     segment_weight: np.ndarray
     frame_rot_w: np.ndarray
     frame_weight: np.ndarray
-    frame_yaw_weight: np.ndarray
+    """(T, F, 3) per component of the world-frame rotation error (x, y: tilt; z: heading)."""
     sole_floor_check: np.ndarray
 
 
@@ -265,7 +265,6 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
         targets.segment_weight,
     )
     frm_rot, frm_w, sole_check = targets.frame_rot_w, targets.frame_weight, targets.sole_floor_check
-    frm_yaw_w = targets.frame_yaw_weight
     floor_margin, floor_w, col_w = one_sided.floor_margin_m, one_sided.floor_weight, one_sided.collision_weight
     sticky, augmented = one_sided.sticky, one_sided.augmented
     T, D = dof.shape
@@ -338,7 +337,6 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             _clear(J2, ka, anc, anc_n)
         # Tracked orientations: world-frame error log(R_target Rᵀ); J = [0, I, ancestor axes].
         for f in range(F):
-            w2 = frm_w[t, f] ** 2
             k = P + S + Q + f
             pj = pt_joint[k]
             PR = rr if pj < 0 else R[pj]
@@ -351,7 +349,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
                 row[3 + a] = 1.0
                 for m in range(anc_n[k]):
                     row[6 + anc[k, m]] = jaxis[anc[k, m], a]
-                _accumulate(Ht, gt, cols, nc, row, w2 if a < 2 else frm_yaw_w[t, f] ** 2, e[a])
+                _accumulate(Ht, gt, cols, nc, row, frm_w[t, f, a] ** 2, e[a])
         # Floor: sole points (swing feet keep a margin; stance soles are held by their contact targets).
         fw2 = floor_w * floor_w
         for s in range(S):

@@ -217,8 +217,7 @@ class WholeSequenceIK:
             targets.segment_vec_w,
             targets.segment_weight,
             targets.frame_rot_w,
-            targets.frame_weight,
-            targets.frame_yaw_weight,
+            np.stack([targets.frame_weight, targets.frame_weight, targets.frame_yaw_weight], axis=-1),
             targets.sole_floor_check,
         )
         one_sided = OneSided(
