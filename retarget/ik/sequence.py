@@ -71,13 +71,16 @@ class SequenceIkConfig:
     only reacts once a point is below z = 0 leaves it slightly below at the last iteration."""
     acceleration_weight: float = 5e-3
     """Scale of joint and root accelerations [m per rad/s²]: 4 rad/s² costs like 2 cm of error."""
-    damping: float = 1e-4
-    """Levenberg-Marquardt damping added to the normal equations."""
+    damping: float = 0.1
+    """Levenberg-Marquardt damping added to the normal equations. At 1e-4 Gauss-Newton steps overshoot in
+    poorly determined directions and many keyframes settle into period-2 cycles (steps of 0.1-0.2 rad that
+    never shrink); 0.1 damps them out, and every limb segment ends closer to the human (0.1° less on
+    thighs and arms over the 39 clips) in fewer iterations."""
     pin_limits: bool = True
     """Re-solve a step with the joints that would cross a limit pinned there (instead of only clipping)."""
     max_step: float = 0.25
     """Largest change of any coordinate of a frame in one iteration [rad or m]; larger steps are scaled."""
-    iterations: int = 6
+    iterations: int = 4
     """Gauss-Newton iterations over the whole clip (after the keyframe pass)."""
     extra_iterations: int = 6
     """Further iterations allowed while a floor or collision constraint is still violated."""
@@ -89,8 +92,11 @@ class SequenceIkConfig:
     """Floor and collision violations up to this are accepted [m]."""
     keyframe_stride: int = 6
     """Every this many frames a keyframe is solved first; 1 disables the coarse pass."""
-    keyframe_iterations: int = 25
+    keyframe_iterations: int = 15
     """Gauss-Newton iterations of the keyframe pass (from the rest pose)."""
+    keyframe_extra_iterations: int = 10
+    """Further keyframe iterations allowed while a floor or collision constraint is still violated (as
+    ``extra_iterations``, for the keyframe pass)."""
     keyframe_max_step: float = 0.25
     """Trust region of the keyframe pass [rad or m]."""
     step_tolerance: float = 1e-4
@@ -335,7 +341,7 @@ class WholeSequenceIK:
                     tuple(a[keys] for a in init),
                     self.config.keyframe_iterations,
                     max_step=self.config.keyframe_max_step,
-                    extra_iterations=0,
+                    extra_iterations=self.config.keyframe_extra_iterations,
                 )
                 init = _interpolate_state(coarse, keys, num_frames)
             state, iterations = self._solve(
