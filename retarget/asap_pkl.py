@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import joblib
 import numpy as np
 
 from retarget.atomic_io import atomic_write
@@ -111,8 +112,6 @@ def asap_dict_to_motion(name: str, clip: dict[str, Any]) -> RobotMotion:
 def write_motion_library(path: str | Path, clips: dict[str, dict[str, Any]]) -> Path:
     """Write a library (one or many clips) atomically with joblib, as ASAP's loader expects."""
     path = Path(path)
-    import joblib  # 50 ms to import: only writers pay it, not every process that reads or retargets
-
     atomic_write(path, lambda tmp: joblib.dump(clips, tmp))
     return path
 
