@@ -47,7 +47,7 @@ def rsl_rl_checkpoints(run_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def _make_runner(vec: RslRlTrackingEnv, train_cfg: dict, run_dir: Path, meta: dict, console_log):
+def _make_runner(vec: RslRlTrackingEnv[TrackingEnv], train_cfg: dict, run_dir: Path, meta: dict, console_log):
     from rsl_rl.runners import OnPolicyRunner
 
     class TrackingRunner(OnPolicyRunner):
@@ -76,7 +76,7 @@ def _make_runner(vec: RslRlTrackingEnv, train_cfg: dict, run_dir: Path, meta: di
     return runner
 
 
-def _resume(runner, vec: RslRlTrackingEnv, run_dir: Path) -> Path | None:
+def _resume(runner, vec: RslRlTrackingEnv[TrackingEnv], run_dir: Path) -> Path | None:
     found = rsl_rl_checkpoints(run_dir)
     if not found:
         return None
@@ -170,7 +170,7 @@ def train_track_rsl_rl(
     return TrainResult(run_dir, rows, resumed)
 
 
-def _curve_row(runner, vec: RslRlTrackingEnv, kw: dict, steps_per_iteration: int) -> dict:
+def _curve_row(runner, vec: RslRlTrackingEnv[TrackingEnv], kw: dict, steps_per_iteration: int) -> dict:
     logger, losses = runner.logger, kw["loss_dict"]
     iteration_s = kw["collect_time"] + kw["learn_time"]
     return {

@@ -90,9 +90,11 @@ def fit_ppo_delta(
     if run_dir is not None:
         Path(run_dir).mkdir(parents=True, exist_ok=True)
     runner = OnPolicyRunner(env, cfg.ppo, run_dir, meta={"kind": "delta_ppo", "joints": cfg.env.joints})
+    output_layer = runner.policy.actor.net[-1]
+    assert isinstance(output_layer, torch.nn.Linear)  # mlp() ends in a Linear
     with torch.no_grad():
-        runner.policy.actor.net[-1].weight.mul_(cfg.initial_output_scale)
-        runner.policy.actor.net[-1].bias.zero_()
+        output_layer.weight.mul_(cfg.initial_output_scale)
+        output_layer.bias.zero_()
     rows = runner.learn(cfg.iterations, on_iteration=on_iteration, checkpoint_every=max(cfg.iterations, 1))
     return actor_to_learned(runner, env, cfg.env.joints), rows
 

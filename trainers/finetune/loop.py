@@ -157,8 +157,9 @@ def run_loop(
 
     # 3. fine-tune in the nominal simulator + frozen Δa.
     ft_dir, ft_ckpt = run / "finetune", run / "finetune" / "model_last.pt"
+    policy_ref = file_ref(pre_ckpt)
     ft_inputs = {
-        "policy": file_ref(pre_ckpt),
+        "policy": policy_ref,
         "delta": file_ref(delta),
         "motion": motion_ref,
         "clip": clip,
@@ -174,10 +175,7 @@ def run_loop(
         from trainers.finetune.finetune import finetune_policy
 
         old = ft_dir / "config.json"
-        if (
-            old.exists()
-            and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != ft_inputs["policy"]["sha256"]
-        ):
+        if old.exists() and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != policy_ref["sha256"]:
             shutil.rmtree(ft_dir)  # a fine-tuning of an older pre-trained policy: start again from the new one
         res = finetune_policy(
             pre_dir,
