@@ -130,6 +130,39 @@ def test_shared_containers_count_each_time_they_are_reached(tmp_path: Path) -> N
         safe_load(too_big)
 
 
+def test_extra_globals_widen_the_restricted_unpickler_by_exactly_those_names(tmp_path: Path) -> None:
+    import collections
+    import io
+
+    from retarget.safe_pickle import UnsafePickleError, restricted_load
+
+    counts = collections.defaultdict(list, {"q": [np.arange(3.0)]})
+    data = pickle.dumps(counts)
+    with pytest.raises(UnsafePickleError, match=r"res\.pkl.*collections\.defaultdict"):
+        restricted_load(io.BytesIO(data), tmp_path / "res.pkl")
+    asked: list[tuple[str, str]] = []
+
+    def allow(module: str, name: str, obj: object):
+        def resolve() -> object:
+            asked.append((module, name))
+            return obj
+
+        return resolve
+
+    extra = {
+        ("collections", "defaultdict"): allow("collections", "defaultdict", collections.defaultdict),
+        ("builtins", "list"): allow("builtins", "list", list),
+        ("os", "getcwd"): allow("os", "getcwd", os.getcwd),  # allowed but never asked for: never resolved
+    }
+    loaded = restricted_load(io.BytesIO(data), tmp_path / "res.pkl", extra)
+    assert type(loaded) is collections.defaultdict and loaded.default_factory is list
+    np.testing.assert_array_equal(loaded["q"][0], [0.0, 1.0, 2.0])
+    assert sorted(set(asked)) == [("builtins", "list"), ("collections", "defaultdict")]
+    hostile = pickle.dumps(collections.defaultdict(os.getpid))  # a global outside the extras stays refused
+    with pytest.raises(UnsafePickleError, match=r"os\.getpid|posix\.getpid"):
+        restricted_load(io.BytesIO(hostile), tmp_path / "res.pkl", extra)
+
+
 def test_collect_writes_only_what_delta_fit_reads(tmp_path: Path) -> None:
     from trainers.delta.collection import Trajectory, read_collection, write_collection
 
