@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import check_output_folder
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig, to_jsonable
@@ -112,6 +113,7 @@ def train_track_rsl_rl(
     env_cfg = TrackingEnvConfig() if env_cfg is None else env_cfg
     ppo_cfg = PPOConfig() if ppo_cfg is None else ppo_cfg
     run_dir = Path(run_dir)
+    check_output_folder(run_dir)
     if (run_dir / "model_last.pt").exists():  # checked before anything in the folder is rewritten
         raise AsapRetargetError(f"{run_dir}: holds checkpoints of the project's PPO; use --ppo ours or a new folder")
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from retarget.atomic_io import check_output_folder
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collection import Trajectory
 from trainers.delta.learned import DeltaMLP, LearnedDelta, LearnedDeltaConfig
@@ -85,6 +86,8 @@ def fit_ppo_delta(
 ) -> tuple[LearnedDelta, list[dict]]:
     """Train π^Δ with PPO on a collection; the model and the per-iteration rows of the runner."""
     cfg = DeltaPPOConfig() if cfg is None else cfg
+    if run_dir is not None:
+        check_output_folder(run_dir)
     torch.manual_seed(cfg.seed)
     env = DeltaReplayEnv(trajs, cfg.num_envs, cfg.env)
     if run_dir is not None:

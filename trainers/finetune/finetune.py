@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import check_output_folder
 from retarget.batch.record import file_sha256
 from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
@@ -78,6 +79,7 @@ def finetune_policy(
 
     if sim not in SIMULATORS:
         raise ConfigError(f"--sim {sim!r}: valid choices are {', '.join(SIMULATORS)}")
+    check_output_folder(run_dir)
     # What the chosen simulator needs, checked and loaded before anything is written.
     delta_action: DeltaAction | None = None
     dynamics: DeltaDynamics | None = None

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import check_output_folder
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
 from trainers.delta.defaults import DEFAULT_PREVIOUS_TARGET
@@ -49,6 +50,7 @@ def run_loop(
     cfg = LoopConfig() if cfg is None else cfg
     get_profile(profile)  # fail before any work on an unknown profile
     run = Path(run_dir)
+    check_output_folder(run)
     run.mkdir(parents=True, exist_ok=True)
     prov = Provenance(run / "provenance.json")
     motion_ref = file_ref(motion)
