@@ -109,6 +109,21 @@ def test_cli_flag_raises_or_lowers_the_limits(tmp_path: Path, monkeypatch: pytes
     assert not (tmp_path / "out.pkl").exists()
 
 
+@pytest.mark.parametrize("where", ["after the command name", "after the name, overriding the one before"])
+def test_size_limit_flags_also_work_after_the_command_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    monkeypatch.setenv(MAX_FRAMES_ENV, "")  # restored after the test: the flag writes the environment
+    monkeypatch.setenv(MAX_ELEMENTS_ENV, "")
+    before = ["--max-frames", "1000000"] if "overriding" in where else []
+    out = tmp_path / "out.pkl"
+    args = [*before, "retarget", str(smpl_clip("kick_level1_filter")), "-o", str(out), "--max-frames", "50"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and "more than the limit of 50" in result.stderr and not out.exists()
+    result = CliRunner().invoke(main, ["inspect", str(asap_reference("kick_level1_filter")), "--max-elements", "10"])
+    assert result.exit_code == 1 and "the limit of 10;" in result.stderr and "--max-elements" in result.stderr
+
+
 def test_pickled_arrays_count_against_the_element_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ref = asap_reference("kick_level1_filter")
     (clip,) = safe_load(ref).values()
