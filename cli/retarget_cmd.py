@@ -51,7 +51,7 @@ def retarget(
 ) -> None:
     """Retarget one human CLIP (AMASS .npz, BVH, GVHMR .pt, WHAM .pkl, TRAM .npy or folder) into an ASAP .pkl
     (or another robot motion format)."""
-    from retarget.atomic_io import check_output_path, reading_inputs
+    from retarget.atomic_io import check_output_path
     from retarget.formats import FormatOptions, output_format, write_motion
     from retarget.formats.asap import folder_mode_key
     from retarget.formats.registry import FormatNote
@@ -62,11 +62,11 @@ def retarget(
     config = make_config(robot, fps, body_model, clip_options)
     spec = load_robot_spec(robot)
     # Output names that cannot be written fail before the work, not after it: an unusable extension, an ASAP
-    # one-clip file whose name ASAP's folder mode would cut at a dot, a folder or link, the input itself.
+    # one-clip file whose name ASAP's folder mode would cut at a dot, a folder (the command guard refuses links,
+    # devices and the input itself, but lets folders through: other commands write run folders).
     if output_format(output, fmt) == "asap":
         folder_mode_key(output)
-    with reading_inputs([clip]):
-        check_output_path(output)
+    check_output_path(output)
     loaded = load_clip(clip, config.source)
     for line in loaded.notes:
         console.print(f"{clip}: {line}", highlight=False)
