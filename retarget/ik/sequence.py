@@ -49,15 +49,24 @@ class SequenceIkConfig:
     """Scale of the leg-segment vector residuals (thigh, shank) [1/m]."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
-    contact_position_weight: float = 10.0
-    """Scale of the stance-foot position residual [1/m] (keeps the foot in place, on the floor)."""
-    contact_orientation_weight: float = 3.0
-    """Scale of the stance-foot flatness residual (roll and pitch) [1/rad]."""
+    contact_position_weight: float = 14.0
+    """Scale of the stance-foot position residual [1/m] (keeps the foot in place, on the floor). 10 left the
+    foot origin drifting 0.15 cm/s (median) under the pull of the leg targets; 20 halves the sliding again
+    but bends the thighs and raises the joint accelerations (see docs/retarget_quality_speed.md)."""
+    contact_orientation_weight: float = 4.0
+    """Scale of the stance-foot flatness residual (roll and pitch) [1/rad]. 4 rather than 3 to match the
+    heavier position weight, which otherwise tilts stance feet up to 0.53° where the ankle pitch is busy."""
     contact_heading_weight: float = 0.5
     """Scale of the stance-foot heading residual (rotation about the vertical) [1/rad]. Lighter than the
     flatness: the G1's ankle has no yaw, so a stance foot's heading is the whole leg's, and holding it to the
     human foot's heading (toes turned out more than the knee) swings the knee sideways off the human's and
     tilts the shank (3.0 here: shank error 2.92° over the 39 clips, 0.5: 2.74°; the official retargets 2.80°)."""
+    contact_heading_hold_weight: float | None = 1.0
+    """After the keyframe pass, each stance phase's heading target becomes the robot foot's own mean heading
+    over the phase (in the interpolated keyframe solution, found with ``contact_heading_weight``), at this
+    weight in the fine pass [1/rad]: the foot keeps one heading through the stance (a turning foot slides)
+    without being turned to the human toes' heading. None: the human heading at ``contact_heading_weight``
+    (sliding 0.28 cm/s median; 1.0 with the position weight 14: 0.13 cm/s)."""
     ankle_pitch_margin_rad: float | None = 0.05
     """Stance feet stay flat unless the human shank leans further than the ankle pitch range minus this
     margin allows; then the foot pitches just enough (heel or toe lifted, see
@@ -147,6 +156,9 @@ class SequenceTargets:
     sole_floor_check: np.ndarray
     """(T, S) True where a sole point is kept above the floor by the floor residual (swing feet; stance
     feet are held on the floor by their contact targets)."""
+    heading_phase: np.ndarray
+    """(T, F) int: which stance phase a stance-foot frame target belongs to (numbered over the clip), −1 for
+    every other frame target; used to hold one heading per stance phase."""
 
 
 class WholeSequenceIK:
@@ -344,6 +356,10 @@ class WholeSequenceIK:
                     extra_iterations=self.config.keyframe_extra_iterations,
                 )
                 init = _interpolate_state(coarse, keys, num_frames)
+                if self.config.contact_heading_hold_weight is not None:
+                    targets = _hold_stance_headings(
+                        targets, self.kin.forward(*init)[1], self.config.contact_heading_hold_weight
+                    )
             state, iterations = self._solve(
                 targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
             )
@@ -392,6 +408,29 @@ def _blas_controller() -> ThreadpoolController:
 
 def _take(targets: SequenceTargets, frames: np.ndarray) -> SequenceTargets:
     return SequenceTargets(*(getattr(targets, f.name)[frames] for f in dataclasses.fields(SequenceTargets)))
+
+
+def _hold_stance_headings(targets: SequenceTargets, frame_rot_w: np.ndarray, weight: float) -> SequenceTargets:
+    """Targets whose stance-foot headings are, per stance phase, the circular mean heading of `frame_rot_w`
+    (T, F, 3, 3: the tracked frames of a solution) over the phase, weighted by `weight` [1/rad]. Each target
+    is turned about the vertical, so a pitched (heel- or toe-lifted) target keeps its pitch."""
+    t, f = np.nonzero(targets.heading_phase >= 0)
+    if len(t) == 0:
+        return targets
+    phase = targets.heading_phase[t, f]
+    solved = np.arctan2(frame_rot_w[t, f, 1, 0], frame_rot_w[t, f, 0, 0])
+    num_phases = int(phase.max()) + 1
+    sin_sum = np.bincount(phase, np.sin(solved), num_phases)
+    mean = np.arctan2(sin_sum, np.bincount(phase, np.cos(solved), num_phases))[phase]
+    rot = targets.frame_rot_w.copy()
+    turn = mean - np.arctan2(rot[t, f, 1, 0], rot[t, f, 0, 0])
+    c, s = np.cos(turn), np.sin(turn)
+    rz = np.zeros((len(t), 3, 3))
+    rz[:, 0, 0], rz[:, 0, 1], rz[:, 1, 0], rz[:, 1, 1], rz[:, 2, 2] = c, -s, s, c, 1.0
+    rot[t, f] = rz @ rot[t, f]
+    yaw_weight = targets.frame_yaw_weight.copy()
+    yaw_weight[t, f] = weight
+    return dataclasses.replace(targets, frame_rot_w=rot, frame_yaw_weight=yaw_weight)
 
 
 def _interpolate_state(state, keys: np.ndarray, num_frames: int):
