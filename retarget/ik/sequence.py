@@ -101,8 +101,15 @@ class SequenceIkConfig:
     """Floor and collision violations up to this are accepted [m]."""
     keyframe_stride: int = 6
     """Every this many frames a keyframe is solved first; 1 disables the coarse pass."""
+    coarse_keyframe_factor: int = 3
+    """The keyframe pass starts from a coarser one over every this-many-th keyframe (every 18th frame at the
+    defaults), solved from the rest pose; then it needs only ``keyframe_refine_iterations``. From the rest
+    pose, the stride-6 pass needed 15-22 iterations; the two levels together cost about 40 % less and end
+    closer to the human on every limb segment (thigh 2.99° → 2.94°, forearm 3.90° → 3.83°). 1: one level."""
     keyframe_iterations: int = 15
-    """Gauss-Newton iterations of the keyframe pass (from the rest pose)."""
+    """Gauss-Newton iterations of the coarsest keyframe pass (from the rest pose)."""
+    keyframe_refine_iterations: int = 4
+    """Gauss-Newton iterations of a keyframe pass that starts from a coarser one."""
     keyframe_extra_iterations: int = 10
     """Further keyframe iterations allowed while a floor or collision constraint is still violated (as
     ``extra_iterations``, for the keyframe pass)."""
@@ -339,23 +346,30 @@ class WholeSequenceIK:
         # BLAS threads fight each other on these small problems (and with a batch's other
         # workers): one thread is many times faster than two on a loaded machine.
         with _blas_controller().limit(limits=1, user_api="blas"):
-            stride = self.config.keyframe_stride
             num_frames = targets.point_pos_w.shape[0]
-            coarse_iterations = 0
-            if stride > 1 and num_frames > 2 * stride:
-                # Coarse to fine: solve every `stride`-th frame from the rest pose (cheap: 1/stride of the
-                # frames, where large moves such as a deep squat need many iterations), then start the
-                # full clip from the interpolated keyframe solution, which needs only a few.
+            coarse_iterations = 0.0
+            previous: tuple[tuple, np.ndarray] | None = None
+            for stride in self._keyframe_strides(num_frames):
+                # Coarse to fine: solve every `stride`-th frame (cheap: 1/stride of the frames, where large
+                # moves such as a deep squat need many iterations), each level from the interpolated solution
+                # of the coarser one (the coarsest from the rest pose); the full clip then needs only a few.
                 keys = np.unique(np.r_[np.arange(0, num_frames, stride), num_frames - 1])
-                coarse, coarse_iterations = self._solve(
+                if previous is None:
+                    start, planned = tuple(a[keys] for a in init), self.config.keyframe_iterations
+                else:
+                    start, planned = _interpolate_state(*previous, keys), self.config.keyframe_refine_iterations
+                coarse, used = self._solve(
                     _take(targets, keys),
                     fps / stride,
-                    tuple(a[keys] for a in init),
-                    self.config.keyframe_iterations,
+                    start,
+                    planned,
                     max_step=self.config.keyframe_max_step,
                     extra_iterations=self.config.keyframe_extra_iterations,
                 )
-                init = _interpolate_state(coarse, keys, num_frames)
+                coarse_iterations += used / stride
+                previous = (coarse, keys)
+            if previous is not None:
+                init = _interpolate_state(*previous, np.arange(num_frames))
                 if self.config.contact_heading_hold_weight is not None:
                     targets = _hold_stance_headings(
                         targets, self.kin.forward(*init)[1], self.config.contact_heading_hold_weight
@@ -363,7 +377,15 @@ class WholeSequenceIK:
             state, iterations = self._solve(
                 targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
             )
-            return state, iterations + coarse_iterations / stride
+            return state, iterations + coarse_iterations
+
+    def _keyframe_strides(self, num_frames: int) -> list[int]:
+        """Strides of the keyframe passes, coarsest first; each needs more than two strides of frames."""
+        stride, factor = self.config.keyframe_stride, self.config.coarse_keyframe_factor
+        if stride <= 1:
+            return []
+        strides = [stride * factor, stride] if factor > 1 else [stride]
+        return [s for s in strides if num_frames > 2 * s]
 
     def _solve(
         self, targets: SequenceTargets, fps: float, init, max_iterations: int, max_step: float, extra_iterations: int
@@ -433,10 +455,11 @@ def _hold_stance_headings(targets: SequenceTargets, frame_rot_w: np.ndarray, wei
     return dataclasses.replace(targets, frame_rot_w=rot, frame_yaw_weight=yaw_weight)
 
 
-def _interpolate_state(state, keys: np.ndarray, num_frames: int):
-    """Keyframe states to every frame: lerp positions and joints, slerp the root rotation."""
+def _interpolate_state(state, keys: np.ndarray, frames: np.ndarray):
+    """Keyframe states (at frame indices `keys`) at the frame indices `frames`: lerp positions and joints,
+    slerp the root rotation."""
     root_pos, root_rot, dof = state
-    t = np.arange(num_frames)
+    t = frames
     lerp = lambda a: np.stack([np.interp(t, keys, a[:, i]) for i in range(a.shape[1])], axis=1)
     idx = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, len(keys) - 2)
     alpha = ((t - keys[idx]) / (keys[idx + 1] - keys[idx]))[:, None]
