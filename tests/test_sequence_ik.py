@@ -414,3 +414,33 @@ def test_stance_feet_keep_one_heading_through_each_stance(g1, walk):
     assert held_turn.max() < 2.0
     assert held_turn.mean() < 0.5 * free_turn.mean()
     assert np.all(held_turn < free_turn)
+
+
+def test_keyframe_states_interpolate_exactly_between_keys_at_any_frames():
+    """Positions and joints linear in time and a root turning at a constant rate are reproduced exactly at
+    frames between the keys (the coarser keyframe pass hands its solution to the finer one this way)."""
+    from retarget.ik.sequence import _interpolate_state
+
+    keys = np.array([0, 18, 36, 41])
+    axis = np.array([0.3, -0.4, 0.866])
+    axis /= np.linalg.norm(axis)
+    rate_rad = 0.02  # per frame
+    root_pos = np.stack([0.01 * keys, -0.02 * keys, 0.8 + 0 * keys], axis=1).astype(float)
+    root_rot = so3_exp(np.outer(keys * rate_rad, axis))
+    dof = np.outer(keys, np.linspace(-0.01, 0.01, 5))
+    frames = np.array([0, 5, 6, 17, 18, 30, 40, 41])
+    pos, rot, q = _interpolate_state((root_pos, root_rot, dof), keys, frames)
+    np.testing.assert_allclose(pos, np.stack([0.01 * frames, -0.02 * frames, 0.8 + 0 * frames], axis=1), atol=1e-12)
+    np.testing.assert_allclose(q, np.outer(frames, np.linspace(-0.01, 0.01, 5)), atol=1e-12)
+    np.testing.assert_allclose(rot, so3_exp(np.outer(frames * rate_rad, axis)), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("num_frames", "factor", "expected"),
+    [(200, 3, [18, 6]), (37, 3, [18, 6]), (36, 3, [6]), (13, 3, [6]), (12, 3, []), (200, 1, [6])],
+)
+def test_keyframe_passes_run_coarsest_first_where_the_clip_is_long_enough(g1, num_frames, factor, expected):
+    kin, layout = _kinematics_for(g1)
+    config = SequenceIkConfig(keyframe_stride=6, coarse_keyframe_factor=factor)
+    solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, config)
+    assert solver._keyframe_strides(num_frames) == expected
