@@ -50,9 +50,10 @@ class SequenceIkConfig:
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 14.0
-    """Scale of the stance-foot position residual [1/m] (keeps the foot in place, on the floor). 10 left the
-    foot origin drifting 0.15 cm/s (median) under the pull of the leg targets; 20 halves the sliding again
-    but bends the thighs and raises the joint accelerations (see docs/retarget_quality_speed.md)."""
+    """Scale of the stance-foot position residual [1/m] (keeps the foot in place, on the floor). At 10 the
+    foot origin drifts under the pull of the leg targets (stance sliding 0.20 cm/s median over the 39 clips
+    with the heading hold; 14: 0.14); 20 gives 0.10 but bends the thighs and raises the joint accelerations
+    (see docs/retarget_quality_speed.md)."""
     contact_orientation_weight: float = 4.0
     """Scale of the stance-foot flatness residual (roll and pitch) [1/rad]. 4 rather than 3 to match the
     heavier position weight, which otherwise tilts stance feet up to 0.53° where the ankle pitch is busy."""
@@ -66,7 +67,7 @@ class SequenceIkConfig:
     over the phase (in the interpolated keyframe solution, found with ``contact_heading_weight``), at this
     weight in the fine pass [1/rad]: the foot keeps one heading through the stance (a turning foot slides)
     without being turned to the human toes' heading. None: the human heading at ``contact_heading_weight``
-    (sliding 0.28 cm/s median; 1.0 with the position weight 14: 0.13 cm/s)."""
+    (sliding 0.28 cm/s median over the 39 clips; with 1.0 and the position weight 14: 0.14 cm/s)."""
     ankle_pitch_margin_rad: float | None = 0.05
     """Stance feet stay flat unless the human shank leans further than the ankle pitch range minus this
     margin allows; then the foot pitches just enough (heel or toe lifted, see
@@ -104,8 +105,9 @@ class SequenceIkConfig:
     coarse_keyframe_factor: int = 3
     """The keyframe pass starts from a coarser one over every this-many-th keyframe (every 18th frame at the
     defaults), solved from the rest pose; then it needs only ``keyframe_refine_iterations``. From the rest
-    pose, the stride-6 pass needed 15-22 iterations; the two levels together cost about 40 % less and end
-    closer to the human on every limb segment (thigh 2.99° → 2.94°, forearm 3.90° → 3.83°). 1: one level."""
+    pose, the stride-6 pass needed 15-22 iterations; the two levels together need a third fewer full-clip
+    iteration equivalents and end closer to the human on every limb segment (thigh 2.99° → 2.94°, forearm
+    3.90° → 3.83°). 1: one level."""
     keyframe_iterations: int = 15
     """Gauss-Newton iterations of the coarsest keyframe pass (from the rest pose)."""
     keyframe_refine_iterations: int = 4
