@@ -491,7 +491,7 @@ def main(argv: list[str] | None = None) -> dict:
     tables = {real: run_robot(args, real, out / robot_folder(real), pre, vanilla, refs, nominal) for real in robots}
     summary = {
         "args": vars(args),
-        "clip": args.clip or Path(args.motion).stem,
+        "clip": args.clip or (refs[0].name if len(refs) == 1 else Path(args.motion).stem),
         "policy_iteration": vanilla.iteration,
         "robots": tables,
     }

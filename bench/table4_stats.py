@@ -81,6 +81,33 @@ def _share(clips: list[Clip], method: str, baseline: str, oracle: str, draws=Non
     return share, gap
 
 
+def bootstrap_shares(
+    clips: list[Clip],
+    method: str,
+    baseline: str = "Vanilla",
+    oracle: str = "Oracle",
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+) -> np.ndarray:
+    """(replicates,) bootstrap draws of ``method``'s pooled gap share (nan where the redrawn gap is zero)."""
+    for clip in clips:
+        num_episodes = clip[baseline].values.shape[1]
+        for name, s in clip.items():
+            if s.values.shape[1] != num_episodes:
+                raise ValueError(f"{name}: {s.values.shape[1]} episodes, {baseline} has {num_episodes}")
+    rng = np.random.default_rng(seed)
+    boot = np.empty(replicates)
+    for b in range(replicates):
+        draws = []
+        for clip in clips:
+            num_episodes = clip[baseline].values.shape[1]
+            eps = rng.integers(num_episodes, size=num_episodes)  # shared by every method: matched episodes
+            seeds = {name: rng.integers(len(s.values), size=len(s.values)) for name, s in clip.items()}
+            draws.append((eps, seeds))
+        boot[b] = _share(clips, method, baseline, oracle, draws)[0]
+    return boot
+
+
 def gap_share(
     clips: list[Clip],
     method: str,
@@ -94,19 +121,7 @@ def gap_share(
 
     Replicates whose redrawn gap is zero (the share is undefined there) are left out of the percentiles."""
     share, gap = _share(clips, method, baseline, oracle)
-    rng = np.random.default_rng(seed)
-    boot = np.empty(replicates)
-    for b in range(replicates):
-        draws = []
-        for clip in clips:
-            num_episodes = clip[baseline].values.shape[1]
-            for name, s in clip.items():
-                if s.values.shape[1] != num_episodes:
-                    raise ValueError(f"{name}: {s.values.shape[1]} episodes, {baseline} has {num_episodes}")
-            eps = rng.integers(num_episodes, size=num_episodes)
-            seeds = {name: rng.integers(len(s.values), size=len(s.values)) for name, s in clip.items()}
-            draws.append((eps, seeds))
-        boot[b] = _share(clips, method, baseline, oracle, draws)[0]
+    boot = bootstrap_shares(clips, method, baseline, oracle, replicates, seed)
     finite = boot[np.isfinite(boot)]
     if finite.size == 0:
         return GapShare(share, float("nan"), float("nan"), gap)
