@@ -13,7 +13,8 @@ The PD law is the one of the MuJoCo actuators, τ = clip(Kp·(q* − q) − Kd·
 torque at every physics step (same step size, same number of physics steps per policy step). What
 PyBullet does differently, on purpose or because it cannot do otherwise:
 
-* contacts: mesh collision shapes and a sequential-impulse solver instead of MuJoCo's soft contacts;
+* contacts: the convex hulls of the collision meshes (:mod:`trainers.real.pybullet_hulls`) and a
+  sequential-impulse solver instead of MuJoCo's soft contacts;
 * the −Kd·q̇ term is explicit (MuJoCo's ``implicitfast`` integrates it implicitly);
 * rotor inertia (armature) has no PyBullet equivalent: it is added to the child link's principal inertia
   about every axis (:func:`_add_armature`), a heavier approximation than MuJoCo's joint-space armature;
@@ -35,6 +36,7 @@ import numpy as np
 
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
+from trainers.real import pybullet_hulls
 from trainers.real.profiles import OTHER_ENGINE
 
 ENGINE_TEXT = "asap_real_engine"
@@ -147,6 +149,7 @@ class PybulletBatch:
         self._pybullet = pybullet
 
     def _load_worlds(self, pybullet: Any, client_type: Any) -> None:
+        urdf = pybullet_hulls.hull_urdf(self.robot.urdf_path)  # the same convex shapes, 4× faster to load
         for _ in range(self.nsim):
             client = client_type(connection_mode=pybullet.DIRECT)
             client.setGravity(0.0, 0.0, -9.81)
@@ -156,7 +159,7 @@ class PybulletBatch:
                 floor = client.createMultiBody(0.0, plane)
                 client.changeDynamics(floor, -1, lateralFriction=FLOOR_FRICTION)
             body = client.loadURDF(
-                str(self.robot.urdf_path),
+                str(urdf),
                 self.root_pos_w.tolist(),
                 _xyzw(self.root_quat_w),
                 useFixedBase=self.fixed_base,
