@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from table4_stats import DEFAULT_REPLICATES, SHARE_METRICS, GapShare, episode_samples, format_share, gap_share
 
+from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
@@ -488,16 +489,17 @@ def main(argv: list[str] | None = None) -> dict:
     vanilla = load_policy(pre)
     nominal = build_real_model("nominal", vanilla.env_cfg.sim)
     refs = load_references(args.motion, nominal, load_robot_spec(), args.clip)
-    tables = {real: run_robot(args, real, out / robot_folder(real), pre, vanilla, refs, nominal) for real in robots}
     summary = {
         "args": vars(args),
         "clip": args.clip or (refs[0].name if len(refs) == 1 else Path(args.motion).stem),
         "policy_iteration": vanilla.iteration,
-        "robots": tables,
+        "robots": {},
     }
-    (out / "table4.json").write_text(json.dumps(summary, indent=2, default=float))
-    seeds = len(args.seeds.split(","))
-    plot(tables, out / "table4.png", f"{summary['clip']}: fine-tuned policies deployed alone ({seeds} seeds)")
+    title = f"{summary['clip']}: fine-tuned policies deployed alone ({len(args.seeds.split(','))} seeds)"
+    for real in robots:  # the files are rewritten after each robot: a long run leaves the finished robots' tables
+        summary["robots"][real] = run_robot(args, real, out / robot_folder(real), pre, vanilla, refs, nominal)
+        atomic_write(out / "table4.json", lambda tmp: tmp.write_text(json.dumps(summary, indent=2, default=float)))
+        plot(summary["robots"], out / "table4.png", title)
     print(f"\nwrote {out / 'table4.json'}, {out / 'table4.png'}")
     return summary
 
