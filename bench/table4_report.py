@@ -29,6 +29,11 @@ ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP"
 """Row order (the bench's)."""
 SHARE_AXIS_LIMITS = (150.0, 250.0)
 """The plot shows shares from −150 % to 250 % of the gap (what lies beyond is read in the table)."""
+LOWER_IS_BETTER = ("eg_mpjpe_mm",)
+NO_GAIN_NOTE = (
+    "† the Oracle is no better than Vanilla in this metric (a zero or wrong-way gap): the share measures a change "
+    "that is not an improvement."
+)
 SHARE_LABELS = {"success_rate": "success", "eg_mpjpe_mm": "Eg-mpjpe", "completion": "completion"}
 
 
@@ -72,7 +77,7 @@ def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[s
 
     def row(clip: str, name: str, means: dict[str, float], shares: dict[str, GapShare] | None) -> str:
         cells = [f"{means['success_rate']:.0%}", f"{means['eg_mpjpe_mm']:.1f}", f"{means['completion']:.0%}"]
-        cells += [format_share(shares[k]) if shares else "" for k in SHARE_METRICS]
+        cells += [_share_cell(shares[k], k) if shares else "" for k in SHARE_METRICS]
         return f"| {clip} | {name} | " + " | ".join(cells) + " |"
 
     has_oracle = [("Vanilla" in s["results"] and "Oracle" in s["results"]) for _, s in runs]
@@ -100,7 +105,19 @@ def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[s
                 for k in SHARE_METRICS:
                     pooled[k][name] = shares[k]
             lines.append(row(f"**{label}**", name, means, shares))
+    if any("†" in line for line in lines):
+        lines += ["", NO_GAIN_NOTE]
     return lines + [""], pooled
+
+
+def oracle_gains(g: GapShare, key: str) -> bool:
+    """True when the Oracle improves on Vanilla in ``key`` (lower Eg-mpjpe, higher success or completion)."""
+    return g.gap < 0 if key in LOWER_IS_BETTER else g.gap > 0
+
+
+def _share_cell(g: GapShare, key: str) -> str:
+    text = format_share(g)
+    return text if text == "—" or oracle_gains(g, key) else f"{text} †"
 
 
 def plot(tables: list[dict], robots: list[str], path: Path, replicates: int) -> None:

@@ -104,14 +104,16 @@ def test_report_pools_clips_per_robot(benches, tmp_path):
     assert "pooled" not in pybullet and png.stat().st_size > 10_000
     # Per clip: the bench's own interval; pooled: both clips redrawn on their own.
     for key, cell in zip(SHARE_METRICS, rows[1].strip("| ").split(" | ")[5:]):
-        g = first["robots"]["combined"]["gap_share_ci"][key]["Continued"]
-        assert cell == format_share(table4_report.GapShare(**g))
+        g = table4_report.GapShare(**first["robots"]["combined"]["gap_share_ci"][key]["Continued"])
+        marked = cell != "—" and not table4_report.oracle_gains(g, key)  # the Oracle no better than Vanilla
+        assert cell == format_share(g) + (" †" if marked else "")
     clips = [
         {n: episode_samples(r, "eg_mpjpe_mm") for n, r in s["robots"]["combined"]["results"].items()}
         for s in (first, second)
     ]
     pooled = next(r for r in rows if "pooled" in r and "Continued" in r)
     assert format_share(gap_share(clips, "Continued")) in pooled
+    assert ("†" in text) == (table4_report.NO_GAIN_NOTE in text)
 
 
 def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
@@ -124,3 +126,14 @@ def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
     )
     with pytest.raises(SystemExit, match="--real pybullet:nope"):
         bench_table4.main(["--policy", "x", "--motion", "y", "--real", "combined,pybullet:nope", "-o", str(tmp_path)])
+
+
+def test_a_share_is_marked_when_the_oracle_does_not_improve():
+    share = lambda gap: table4_report.GapShare(0.5, 0.2, 0.8, gap)
+    assert table4_report.oracle_gains(share(-5.0), "eg_mpjpe_mm") and not table4_report.oracle_gains(
+        share(5.0), "eg_mpjpe_mm"
+    )
+    assert table4_report.oracle_gains(share(0.1), "completion") and not table4_report.oracle_gains(
+        share(0.0), "success_rate"
+    )
+    assert table4_report._share_cell(share(5.0), "eg_mpjpe_mm") == "50 % [20, 80] †"
