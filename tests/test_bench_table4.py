@@ -137,3 +137,18 @@ def test_a_share_is_marked_when_the_oracle_does_not_improve():
         share(0.0), "success_rate"
     )
     assert table4_report._share_cell(share(5.0), "eg_mpjpe_mm") == "50 % [20, 80] †"
+
+
+def test_corrections_from_a_single_robot_run_made_before_robot_subfolders(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    (old / "table4.json").write_text(json.dumps({"fits": {"delta_rms_action": 0.25}}))
+    (old / "delta.pt").write_bytes(b"delta")
+    (old / "sysid.json").write_bytes(b"{}")
+    assert bench_table4.reuse_corrections(old, "combined", new) == {"delta_rms_action": 0.25}
+    assert sorted(p.name for p in new.iterdir()) == ["delta.pt", "sysid.json"]  # what that run had, no more
+    multi = tmp_path / "multi"
+    (multi / "combined").mkdir(parents=True)
+    (multi / "table4.json").write_text(json.dumps({"robots": {"combined": {"fits": {"delta_rms_action": 0.5}}}}))
+    with pytest.raises(SystemExit, match="no corrections for pybullet:combined"):
+        bench_table4.reuse_corrections(multi, "pybullet:combined", new)
