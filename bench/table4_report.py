@@ -59,13 +59,19 @@ def load_tables(paths: list[Path]) -> list[dict]:
     return tables
 
 
+def run_label(table: dict) -> str:
+    """The clip, and the pre-trained policy's iteration (two policies of one clip stay apart)."""
+    it = table.get("policy_iteration")
+    return table["clip"] if it is None else f"{table['clip']} (policy it. {it})"
+
+
 def _clip_samples(summary: dict, key: str) -> Clip:
     return {name: episode_samples(rows, key) for name, rows in summary["results"].items()}
 
 
 def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[str], dict]:
     """Markdown lines of one robot's table and its pooled shares (metric → method → GapShare)."""
-    runs = [(t["clip"], t["robots"][real]) for t in tables if real in t["robots"]]
+    runs = [(run_label(t), t["robots"][real]) for t in tables if real in t["robots"]]
     methods = [m for m in ORDER if any(m in s["results"] for _, s in runs)]
     share_cols = " | ".join(f"{SHARE_LABELS[k]} gap closed" for k in SHARE_METRICS)
     lines = [
@@ -166,7 +172,7 @@ def report(paths: list[Path], replicates: int = 2000) -> tuple[str, list[str], l
     robots = list(dict.fromkeys(real for t in tables for real in t["robots"]))
     lines = [
         (
-            f"Table IV over {len(tables)} clip(s): {', '.join(t['clip'] for t in tables)}. Mean over seeds; gap "
+            f"Table IV over {len(tables)} clip(s): {', '.join(run_label(t) for t in tables)}. Mean over seeds; gap "
             "closed: share of the Vanilla→Oracle gap, [95 % bootstrap interval over seeds and evaluation episodes]."
         ),
         "",
