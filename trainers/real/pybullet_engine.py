@@ -46,6 +46,9 @@ ROBOT_TEXT = "asap_real_robot"
 DELAY_NUMERIC = "asap_real_delay_steps"
 """Name of the numeric element holding the actuation delay [physics steps] of a marked model."""
 _MASSLESS_KG = 1e-4
+MIN_ENVS_PER_WORKER = 8
+"""A PyBullet batch is split over worker processes only when each gets at least this many worlds (starting a
+worker costs about a second: a handful of evaluation episodes stays in one process)."""
 FLOOR_FRICTION = 1.0
 """Floor/foot friction coefficient in PyBullet (MuJoCo's default sliding friction is also 1)."""
 
@@ -80,8 +83,14 @@ def _model_text(model: mujoco.MjModel, name: str) -> str:
 
 
 def make_batch(model: mujoco.MjModel, nsim: int, nthread: int = 0) -> Any:
-    """The batch that steps ``nsim`` copies of ``model``: MuJoCo's own, or PyBullet's for a marked model."""
+    """The batch that steps ``nsim`` copies of ``model``: MuJoCo's own, or PyBullet's for a marked model (in
+    ``nthread`` worker processes when that is more than one, :mod:`trainers.real.pybullet_workers`)."""
     if model_engine(model) == OTHER_ENGINE:
+        workers = min(nthread, nsim // MIN_ENVS_PER_WORKER)
+        if workers > 1:
+            from trainers.real.pybullet_workers import PybulletWorkers
+
+            return PybulletWorkers(model, nsim, workers)
         return PybulletBatch(model, nsim)
     import mujoco.batch
 
@@ -299,14 +308,22 @@ class PybulletBatch:
         return bool(np.isfinite(qpos).all() and np.isfinite(qvel).all())
 
     def _mirror(self, i: int) -> None:
-        """MuJoCo kinematics of the PyBullet state: what observations, rewards and metrics read."""
-        d, m = self.data[i], self.model
-        d.qpos[:], d.qvel[:], d.ctrl[:] = self._arrays["qpos"][i], self._arrays["qvel"][i], self._arrays["ctrl"][i]
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        mujoco.mj_comVel(m, d)
-        for key in ("xpos", "xquat", "site_xpos", "cvel", "subtree_com"):
-            self._arrays[key][i] = getattr(d, key)
+        mirror_kinematics(self.model, self.data[i], self._arrays, i)
+
+
+MIRRORED = ("xpos", "xquat", "site_xpos", "cvel", "subtree_com")
+"""The kinematic outputs of MuJoCo's batch that the mirror of a PyBullet state provides."""
+
+
+def mirror_kinematics(model: mujoco.MjModel, data: mujoco.MjData, arrays: dict[str, np.ndarray], i: int) -> None:
+    """MuJoCo kinematics of simulation ``i``'s PyBullet state (bound ``qpos``, ``qvel``, ``ctrl``), written into
+    the bound outputs (:data:`MIRRORED`): what observations, rewards and metrics read."""
+    data.qpos[:], data.qvel[:], data.ctrl[:] = arrays["qpos"][i], arrays["qvel"][i], arrays["ctrl"][i]
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_comPos(model, data)
+    mujoco.mj_comVel(model, data)
+    for key in MIRRORED:
+        arrays[key][i] = getattr(data, key)
 
 
 @contextmanager
