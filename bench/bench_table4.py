@@ -44,7 +44,17 @@ from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from table4_stats import DEFAULT_REPLICATES, SHARE_METRICS, GapShare, episode_samples, format_share, gap_share
+from table4_stats import (
+    COMPARED,
+    DEFAULT_REPLICATES,
+    ORDER,
+    SHARE_METRICS,
+    GapShare,
+    episode_samples,
+    format_share,
+    gap_share,
+    share_difference,
+)
 
 from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
@@ -69,7 +79,6 @@ CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt")
 MIN_START_NOISE_RAD = 0.02
 """Start-pose joint noise [rad] of the evaluation episodes in a robot of another engine, when the training's is
 smaller (episodes that start alike in a deterministic engine would be one episode counted several times)."""
-ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "Oracle")
 
 
 def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model: str, fit: set[str]) -> dict:
@@ -218,17 +227,19 @@ def evaluate(folder: Path, refs, real: str, episodes: int) -> dict:
 
 
 def gap_shares_with_ci(results: dict[str, list[dict]], replicates: int = DEFAULT_REPLICATES) -> dict:
-    """metric → method → share of the Vanilla→Oracle gap and its 95 % bootstrap interval (seeds × episodes)."""
-    clip = {name: rows for name, rows in results.items()}
+    """metric → method → share of the Vanilla→Oracle gap and its 95 % bootstrap interval (seeds × episodes);
+    metric → "A − B" → the paired difference of two methods' shares (:data:`COMPARED`, where both ran)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for key in SHARE_METRICS:
-        samples = {name: episode_samples(rows, key) for name, rows in clip.items()}
+        samples = {name: episode_samples(rows, key) for name, rows in results.items()}
         out[key] = {}
         for name in samples:
-            if name in ("Vanilla", "Oracle"):
-                continue
-            g = gap_share([samples], name, replicates=replicates)
-            out[key][name] = dataclasses.asdict(g)
+            if name not in ("Vanilla", "Oracle"):
+                out[key][name] = dataclasses.asdict(gap_share([samples], name, replicates=replicates))
+        for a, b in COMPARED:
+            if a in samples and b in samples:
+                d = share_difference([samples], a, b, replicates=replicates)
+                out[key][f"{a} − {b}"] = dataclasses.asdict(d)
     return out
 
 
@@ -420,7 +431,7 @@ def run_robot(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -> 
         "fits": fits,
         "evaluation": evaluation_episodes(real, args.eval_episodes, vanilla.env_cfg),
         "results": results,
-        "gap_closed": {k: {n: g["share"] for n, g in v.items()} for k, v in shares.items()},
+        "gap_closed": {k: {n: g["share"] for n, g in v.items() if " − " not in n} for k, v in shares.items()},
         "gap_share_ci": shares,
         "finetune_cost": finetune_cost,
     }

@@ -21,12 +21,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from table4_stats import SHARE_METRICS, Clip, GapShare, episode_samples, format_share, gap_share
+from table4_stats import (
+    COMPARED,
+    ORDER,
+    SHARE_METRICS,
+    Clip,
+    GapShare,
+    episode_samples,
+    format_share,
+    gap_share,
+    share_difference,
+)
 
 from retarget.asap_pkl import atomic_write
 
-ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "Oracle")
-"""Row order (the bench's)."""
 SHARE_AXIS_LIMITS = (150.0, 250.0)
 """The plot shows shares from −150 % to 250 % of the gap (what lies beyond is read in the table)."""
 LOWER_IS_BETTER = ("eg_mpjpe_mm",)
@@ -113,7 +121,28 @@ def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[s
             lines.append(row(f"**{label}**", name, means, shares))
     if any("†" in line for line in lines):
         lines += ["", NO_GAIN_NOTE]
+    lines += differences(runs, has_oracle, replicates)
     return lines + [""], pooled
+
+
+def differences(runs: list[tuple[str, dict]], has_oracle: list[bool], replicates: int) -> list[str]:
+    """Lines of the paired differences of gap shares (ASAP − SysID, ...) per clip and pooled, where both ran."""
+    lines = []
+    for a, b in COMPARED:
+        usable = [(c, s) for (c, s), ok in zip(runs, has_oracle) if ok and a in s["results"] and b in s["results"]]
+        if not usable:
+            continue
+        lines += ["", f"{a} − {b}, difference of their shares of the gap [95 % paired bootstrap interval]:", ""]
+        groups = [(c, [s]) for c, s in usable] + (
+            [(f"pooled ({len(usable)} clips)", [s for _, s in usable])] if len(usable) > 1 else []
+        )
+        for label, summaries in groups:
+            cells = []
+            for key in SHARE_METRICS:
+                d = share_difference([_clip_samples(s, key) for s in summaries], a, b, replicates=replicates)
+                cells.append(f"{SHARE_LABELS[key]} {format_share(d)}")
+            lines.append(f"- {label}: " + ", ".join(cells))
+    return lines
 
 
 def oracle_gains(g: GapShare, key: str) -> bool:

@@ -81,6 +81,25 @@ def _share(clips: list[Clip], method: str, baseline: str, oracle: str, draws=Non
     return share, gap
 
 
+def _check(clips: list[Clip], baseline: str) -> None:
+    for clip in clips:
+        num_episodes = clip[baseline].values.shape[1]
+        for name, s in clip.items():
+            if s.values.shape[1] != num_episodes:
+                raise ValueError(f"{name}: {s.values.shape[1]} episodes, {baseline} has {num_episodes}")
+
+
+def _redraw(clips: list[Clip], baseline: str, rng: np.random.Generator) -> list:
+    """One bootstrap replicate's draws per clip: episode indices (shared by every method) and each method's seeds."""
+    draws = []
+    for clip in clips:
+        num_episodes = clip[baseline].values.shape[1]
+        eps = rng.integers(num_episodes, size=num_episodes)  # shared by every method: matched episodes
+        seeds = {name: rng.integers(len(s.values), size=len(s.values)) for name, s in clip.items()}
+        draws.append((eps, seeds))
+    return draws
+
+
 def bootstrap_shares(
     clips: list[Clip],
     method: str,
@@ -88,24 +107,46 @@ def bootstrap_shares(
     oracle: str = "Oracle",
     replicates: int = DEFAULT_REPLICATES,
     seed: int = 0,
+    minus: str | None = None,
 ) -> np.ndarray:
-    """(replicates,) bootstrap draws of ``method``'s pooled gap share (nan where the redrawn gap is zero)."""
-    for clip in clips:
-        num_episodes = clip[baseline].values.shape[1]
-        for name, s in clip.items():
-            if s.values.shape[1] != num_episodes:
-                raise ValueError(f"{name}: {s.values.shape[1]} episodes, {baseline} has {num_episodes}")
+    """(replicates,) bootstrap draws of ``method``'s pooled gap share (nan where the redrawn gap is zero); with
+    ``minus``, of the difference between ``method``'s share and ``minus``'s on the same draws."""
+    _check(clips, baseline)
     rng = np.random.default_rng(seed)
     boot = np.empty(replicates)
     for b in range(replicates):
-        draws = []
-        for clip in clips:
-            num_episodes = clip[baseline].values.shape[1]
-            eps = rng.integers(num_episodes, size=num_episodes)  # shared by every method: matched episodes
-            seeds = {name: rng.integers(len(s.values), size=len(s.values)) for name, s in clip.items()}
-            draws.append((eps, seeds))
+        draws = _redraw(clips, baseline, rng)
         boot[b] = _share(clips, method, baseline, oracle, draws)[0]
+        if minus is not None:
+            boot[b] -= _share(clips, minus, baseline, oracle, draws)[0]
     return boot
+
+
+def _interval(point: float, gap: float, boot: np.ndarray, level: float) -> GapShare:
+    finite = boot[np.isfinite(boot)]
+    if finite.size == 0:
+        return GapShare(point, float("nan"), float("nan"), gap)
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(finite, [tail, 100.0 - tail])
+    return GapShare(point, float(low), float(high), gap)
+
+
+def share_difference(
+    clips: list[Clip],
+    method: str,
+    other: str,
+    baseline: str = "Vanilla",
+    oracle: str = "Oracle",
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> GapShare:
+    """``method``'s share minus ``other``'s (e.g. ASAP − SysID) with a paired bootstrap interval: both shares are
+    computed on the same redrawn episodes, so what the two methods share of the noise cancels."""
+    point_a, gap = _share(clips, method, baseline, oracle)
+    point = point_a - _share(clips, other, baseline, oracle)[0]
+    boot = bootstrap_shares(clips, method, baseline, oracle, replicates, seed, minus=other)
+    return _interval(point, gap, boot, level)
 
 
 def gap_share(
@@ -121,13 +162,7 @@ def gap_share(
 
     Replicates whose redrawn gap is zero (the share is undefined there) are left out of the percentiles."""
     share, gap = _share(clips, method, baseline, oracle)
-    boot = bootstrap_shares(clips, method, baseline, oracle, replicates, seed)
-    finite = boot[np.isfinite(boot)]
-    if finite.size == 0:
-        return GapShare(share, float("nan"), float("nan"), gap)
-    tail = 100.0 * (1.0 - level) / 2.0
-    low, high = np.percentile(finite, [tail, 100.0 - tail])
-    return GapShare(share, float(low), float(high), gap)
+    return _interval(share, gap, bootstrap_shares(clips, method, baseline, oracle, replicates, seed), level)
 
 
 def format_share(g: GapShare) -> str:
@@ -139,6 +174,10 @@ def format_share(g: GapShare) -> str:
     return f"{100 * g.share:.0f} % [{100 * g.low:.0f}, {100 * g.high:.0f}]"
 
 
+ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "Oracle")
+"""Table IV's methods in row order."""
+COMPARED = (("ASAP", "SysID"), ("ASAP", "Continued"))
+"""Pairs whose difference of gap shares gets its own paired interval (the paper's question: does Δa beat SysID)."""
 SHARE_METRICS = ("success_rate", "eg_mpjpe_mm", "completion")
 """The metrics whose gap shares Table IV reports."""
 FRAME_WEIGHTED = ("eg_mpjpe_mm",)

@@ -21,7 +21,7 @@ from cli.main import main as cli
 
 ROBOTS = ("combined", "pybullet:combined")
 TINY = ["--seeds", "0", "--iterations", "1", "--num-envs", "4", "--episodes", "2", "--eval-episodes", "2"]
-TINY += ["--methods", "Continued,Oracle", "--jobs", "1"]
+TINY += ["--methods", "Continued,ASAP,Oracle", "--jobs", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_one_table_per_robot_with_per_episode_results_that_add_up(benches):
     assert list(on_disk["robots"]) == list(ROBOTS) and (tmp / "a" / "table4.png").stat().st_size > 10_000
     for real in ROBOTS:
         summary = on_disk["robots"][real]
-        assert list(summary["results"]) == ["Vanilla", "Continued", "Oracle"]
+        assert list(summary["results"]) == ["Vanilla", "Continued", "ASAP", "Oracle"]
         for rows in summary["results"].values():
             (row,) = rows  # one seed
             ep = row["episodes"]
@@ -59,7 +59,8 @@ def test_one_table_per_robot_with_per_episode_results_that_add_up(benches):
             assert row["completion"] == pytest.approx(np.mean(ep["completion"]))
             assert row["success_rate"] == pytest.approx(np.mean(ep["success_rate"]))
         assert set(summary["gap_share_ci"]) == set(SHARE_METRICS)
-        assert set(summary["finetune_cost"]) == {"Continued_s0", "Oracle_s0"}
+        assert set(summary["gap_share_ci"]["completion"]) == {"Continued", "ASAP", "ASAP − Continued"}
+        assert set(summary["finetune_cost"]) == {"Continued_s0", "ASAP_s0", "Oracle_s0"}
         assert (tmp / "a" / bench_table4.robot_folder(real) / "delta.pt").is_file()
     # Each robot has its own fits, fine-tunings and episodes.
     a, b = (on_disk["robots"][r] for r in ROBOTS)
@@ -100,7 +101,8 @@ def test_report_pools_clips_per_robot(benches, tmp_path):
     mujoco = text[text.index("### combined") : text.index("### pybullet:combined")]
     pybullet = text[text.index("### pybullet:combined") :]
     rows = [line for line in mujoco.splitlines() if line.startswith("| ") and "clip |" not in line]
-    assert len(rows) == 3 * 3  # two clips and the pooled rows, three methods each
+    assert len(rows) == 3 * 4  # two clips and the pooled rows, four methods each
+    assert "ASAP − Continued, difference of their shares" in mujoco and "- pooled (2 clips): success" in mujoco
     assert "pooled" not in pybullet and png.stat().st_size > 10_000
     # Per clip: the bench's own interval; pooled: both clips redrawn on their own.
     for key, cell in zip(SHARE_METRICS, rows[1].strip("| ").split(" | ")[5:]):

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from table4_stats import Samples, bootstrap_shares, episode_samples, format_share, gap_share
+from table4_stats import Samples, bootstrap_shares, episode_samples, format_share, gap_share, share_difference
 
 
 def _clip(vanilla, oracle, method, weights=None) -> dict[str, Samples]:
@@ -82,3 +82,20 @@ def test_episode_samples_read_the_bench_rows_and_weight_eg_by_frames():
     assert episode_samples(rows, "success_rate").mean() == 0.25
     with pytest.raises(ValueError, match="episodes"):
         gap_share([{"Vanilla": Samples.of([[0.0]]), "Oracle": Samples.of([[1.0, 1.0]]), "M": eg}], "M")
+
+
+def test_share_difference_is_paired_on_the_same_episode_draws():
+    # Episodes differ a lot; A sits halfway between Vanilla and the Oracle in each, B stays at Vanilla: the
+    # difference of their shares is exactly ½ in every replicate, and identical methods differ by exactly 0.
+    vanilla = np.array([[0.0, 10.0, 20.0, 40.0]])
+    clip = {
+        "Vanilla": Samples.of(vanilla),
+        "Oracle": Samples.of(vanilla + 10.0),
+        "A": Samples.of(np.repeat(vanilla + 5.0, 3, axis=0)),
+        "B": Samples.of(np.repeat(vanilla, 3, axis=0)),
+        "C": Samples.of(np.repeat(vanilla + 5.0, 3, axis=0)),
+    }
+    d = share_difference([clip], "A", "B")
+    assert (d.share, d.low, d.high) == pytest.approx((0.5, 0.5, 0.5))
+    same = share_difference([clip], "A", "C")
+    assert (same.share, same.low, same.high) == (0.0, 0.0, 0.0)
