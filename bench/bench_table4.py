@@ -14,19 +14,19 @@ learned Δa's RMS. Each method then fine-tunes the pre-trained policy for the sa
   Vanilla (no fine-tuning) · Continued (nominal simulator) · ActionNoise · SysID · DeltaDynamics ·
   ASAP (nominal + frozen Δa) · Oracle (the robot itself; without domain randomization in PyBullet)
 
-and every resulting policy runs alone in the robot from phase 0 under ``--eval-episodes`` matched
-episodes, the same for every policy and held out from the fitting rollouts: randomized physics in a
-MuJoCo robot, randomized start joint angles in a PyBullet one (its model cannot be randomized). Printed:
-success, Eg-mpjpe, Empjpe, Eacc, Evel and clip completion, mean ± std over seeds, and the share of the
-Vanilla→Oracle gap (success, Eg-mpjpe, completion) each method closes with a 95 % bootstrap interval over
-seeds and evaluation episodes (:mod:`table4_stats`). With ``--heldout-clip``, the corrections fitted on the
-trained clip are scored on another clip's rollouts: RMS of the one-step prediction error of each corrected
-simulator (the reference: the nominal simulator). With ``--corrections-from DIR`` nothing is fitted: the
-corrections of an earlier run on another clip (its ``delta.pt``, ``sysid.json``, ``dynamics.pt`` of the same
-robot) fine-tune this clip's policy — Table IV "on a clip not used to fit Δa" — and are scored one step on
-this policy's own real rollouts. Writes ``table4.json`` (per robot: fits, per-seed and per-episode results,
-gap shares and intervals, fine-tuning wall and CPU seconds) and ``table4.png`` (one row per robot) to the
-output folder; ``bench/table4_report.py`` pools several of them (one per clip).
+and every resulting policy runs alone in the robot from phase 0 under ``--eval-episodes`` matched episodes, the
+same for every policy and held out from the fitting rollouts: randomized physics in a MuJoCo robot, randomized
+start joint angles in a PyBullet one (its model cannot be randomized). Printed: success, Eg-mpjpe, Empjpe, Eacc,
+Evel and clip completion, mean ± std over seeds, and the share of the Vanilla→Oracle gap (success, Eg-mpjpe,
+completion) each method closes with a 95 % bootstrap interval over seeds and evaluation episodes
+(:mod:`table4_stats`), and the paired difference ASAP − SysID (and ASAP − Continued). With ``--heldout-clip``, the
+corrections fitted on the trained clip are scored on another clip's rollouts: RMS of the one-step prediction error
+of each corrected simulator (the reference: the nominal simulator). With ``--corrections-from DIR`` nothing is
+fitted: the corrections of an earlier run on another clip (its ``delta.pt``, ``sysid.json``, ``dynamics.pt`` of the
+same robot) fine-tune this clip's policy — Table IV "on a clip not used to fit Δa" — and are scored one step on
+this policy's own real rollouts. Writes ``table4.json`` (per robot: fits, per-seed and per-episode results, gap
+shares and intervals, fine-tuning wall and CPU seconds) and ``table4.png`` (one row per robot) to the output
+folder; ``bench/table4_report.py`` pools several of them (one per clip).
 """
 
 from __future__ import annotations
