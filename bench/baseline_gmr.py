@@ -156,7 +156,9 @@ class GmrBaseline:
         cfg = self.config
         solves, error = 0, self._error(tasks)
         while True:
-            vel = mink.solve_ik(self.configuration, tasks, self.dt, cfg.solver, cfg.damping, self.limits)
+            # Keywords: solve_ik's sixth positional parameter is `safety_break`, not `limits` (passing the limits
+            # there drops the velocity limit and rebuilds a ConfigurationLimit on every call, 30 % of the time).
+            vel = mink.solve_ik(self.configuration, tasks, self.dt, cfg.solver, damping=cfg.damping, limits=self.limits)
             self.configuration.integrate_inplace(vel, self.dt)
             solves += 1
             new_error = self._error(tasks)

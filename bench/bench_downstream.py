@@ -46,7 +46,7 @@ from retarget.batch.record import file_sha256
 from retarget.errors import AsapRetargetError, MotionFileError
 from retarget.metrics import evaluate_library, evaluate_motion, load_human_reference, summarize
 from retarget.metrics.human import HumanReference
-from retarget.metrics.library import _finite_or_none as finite_or_none  # NaN -> null, as `eval --json` writes
+from retarget.metrics.library import finite_or_none  # NaN -> null, as `eval --json` writes
 from robots.registry import load_robot_spec
 from trainers.evaluate import evaluate_policy, performed_motions
 from trainers.policy_io import load_policy

@@ -267,7 +267,8 @@ def batch(
         if not quiet and len(result.records) <= MAX_TABLE_ROWS:
             console.print(_clip_table(result.records))
         for record in failed[:MAX_FAILURES_SHOWN]:
-            err_console.print(f"[red]failed[/] {record.error.splitlines()[0]}", highlight=False, soft_wrap=True)
+            reason = (record.error or f"{record.source}: failed (no reason recorded)").splitlines()[0]
+            err_console.print(f"[red]failed[/] {reason}", highlight=False, soft_wrap=True)
         if len(failed) > MAX_FAILURES_SHOWN:
             err_console.print(f"... and {len(failed) - MAX_FAILURES_SHOWN} more: asap-retarget summary {output}")
         if result.export is not None:

@@ -3,15 +3,14 @@ parses options, calls one library function and prints a summary."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 from rich.markup import escape
 
 from cli.common import err_console, guard_commands
+from cli.options import add_size_limit_options, size_limit_options
 from retarget.errors import AsapRetargetError
-from retarget.limits import MAX_ELEMENTS_ENV, MAX_FRAMES_ENV, Limits
 
 
 class _Group(click.Group):
@@ -28,26 +27,11 @@ class _Group(click.Group):
 
 @click.group(cls=_Group)
 @click.version_option(package_name="asap-retarget")
-@click.option(
-    "--max-frames",
-    type=click.IntRange(min=1),
-    default=None,
-    help=f"Refuse motions longer than this many frames, read or resampled [default: {Limits.max_frames}; "
-    f"env {MAX_FRAMES_ENV}].",
-)
-@click.option(
-    "--max-elements",
-    type=click.IntRange(min=1),
-    default=None,
-    help=f"Refuse arrays a file declares larger than this many elements [default: {Limits.max_elements}; "
-    f"env {MAX_ELEMENTS_ENV}].",
-)
-def main(max_frames: int | None, max_elements: int | None) -> None:
+def main() -> None:
     """Retarget human SMPL motion onto the Unitree G1 and write ASAP motion libraries."""
-    # Through the environment, so batch workers in other processes apply the same limits.
-    for name, value in ((MAX_FRAMES_ENV, max_frames), (MAX_ELEMENTS_ENV, max_elements)):
-        if value is not None:
-            os.environ[name] = str(value)
+
+
+main.params.extend(size_limit_options())  # before the command name; _register adds them after it too
 
 
 def _register() -> None:
@@ -92,6 +76,7 @@ def _register() -> None:
         sim2sim,
     ):
         guard_commands(command)
+        add_size_limit_options(command)
         main.add_command(command)
 
 

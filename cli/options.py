@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +20,7 @@ import click
 
 from cli.common import body_model_option, fps_option
 from cli.common import robot_option as robot_default_option
+from retarget.limits import MAX_ELEMENTS_ENV, MAX_FRAMES_ENV, Limits
 from trainers.defaults import DEFAULT_NUM_THREADS
 from trainers.real.profiles import DEFAULT_REAL_PROFILE
 
@@ -213,3 +215,49 @@ def clip_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(_CLIP_OPTIONS):
         wrapper = option(wrapper)
     return wrapper
+
+
+_SIZE_LIMIT_ENV: dict[str, str] = {"max_frames": MAX_FRAMES_ENV, "max_elements": MAX_ELEMENTS_ENV}
+
+
+def _set_size_limit(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    # Through the environment, so batch workers in other processes apply the same limits.
+    if value is not None and param.name is not None:
+        os.environ[_SIZE_LIMIT_ENV[param.name]] = str(value)
+    return value
+
+
+def size_limit_options() -> list[click.Option]:
+    """A new ``--max-frames`` and ``--max-elements`` pair (Click binds an option object to one command)."""
+    common: dict[str, Any] = {
+        "type": click.IntRange(min=1),
+        "default": None,
+        "expose_value": False,
+        "callback": _set_size_limit,
+    }
+    return [
+        click.Option(
+            ["--max-frames"],
+            help=f"Refuse motions longer than this many frames, read or resampled [default: {Limits.max_frames}; "
+            f"env {MAX_FRAMES_ENV}].",
+            **common,
+        ),
+        click.Option(
+            ["--max-elements"],
+            help=f"Refuse arrays a file declares larger than this many elements [default: {Limits.max_elements}; "
+            f"env {MAX_ELEMENTS_ENV}].",
+            **common,
+        ),
+    ]
+
+
+def add_size_limit_options(command: click.Command) -> None:
+    """Let ``command`` (each command of a group) take the size limits after its name, as the main group does before
+    it; given in both places, the one after the name wins. A command whose own option has the same flag keeps its
+    own (``render --max-frames``: how many frames to render); its size limit goes before the command name."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            add_size_limit_options(sub)
+        return
+    taken = {flag for p in command.params for flag in p.opts} | {p.name for p in command.params}
+    command.params.extend(o for o in size_limit_options() if not ({o.name, *o.opts} & taken))

@@ -51,7 +51,9 @@ def retarget(
 ) -> None:
     """Retarget one human CLIP (AMASS .npz, BVH, GVHMR .pt, WHAM .pkl, TRAM .npy or folder) into an ASAP .pkl
     (or another robot motion format)."""
+    from retarget.atomic_io import check_output_path
     from retarget.formats import FormatOptions, output_format, write_motion
+    from retarget.formats.asap import folder_mode_key
     from retarget.formats.registry import FormatNote
     from retarget.pipeline import retarget_sequence
     from retarget.readers.source import load_clip
@@ -59,7 +61,12 @@ def retarget(
 
     config = make_config(robot, fps, body_model, clip_options)
     spec = load_robot_spec(robot)
-    output_format(output, fmt)  # an unusable extension fails before the work, not after
+    # Output names that cannot be written fail before the work, not after it: an unusable extension, an ASAP
+    # one-clip file whose name ASAP's folder mode would cut at a dot, a folder (the command guard refuses links,
+    # devices and the input itself, but lets folders through: other commands write run folders).
+    if output_format(output, fmt) == "asap":
+        folder_mode_key(output)
+    check_output_path(output)
     loaded = load_clip(clip, config.source)
     for line in loaded.notes:
         console.print(f"{clip}: {line}", highlight=False)

@@ -77,12 +77,14 @@ def track(
     """Phase-based motion tracking (ASAP stage 1): train a policy to track the clips of a library."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+    from retarget.atomic_io import check_output_folder
     from trainers.config import ActionOffset, TrackingEnvConfig
     from trainers.train import train_track
 
     if ppo == "rsl-rl":  # same signature and rows; checkpoints are rsl_rl's model_<it>.pt
         from trainers.rsl_rl_train import train_track_rsl_rl as train_track
 
+    check_output_folder(output)  # also checked by the trainer; here so the refusal comes before the progress bar
     cfg = TrackingEnvConfig()
     cfg = dataclasses.replace(
         cfg,

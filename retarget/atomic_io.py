@@ -61,6 +61,8 @@ def check_output_path(path: str | Path) -> None:
         st = path.lstat()
     except FileNotFoundError:
         return
+    except NotADirectoryError as exc:
+        raise OutputFileError(path, _inside_a_file(path)) from exc
     except OSError as exc:
         raise OutputFileError(path, f"cannot check the output path ({exc.strerror})") from exc
     if stat.S_ISLNK(st.st_mode):
@@ -76,6 +78,30 @@ def check_output_path(path: str | Path) -> None:
         raise OutputFileError(
             path, "the output is the input file; write to another path (inputs are never overwritten)"
         )
+
+
+def check_output_folder(path: str | Path) -> None:
+    """Raise :class:`OutputFileError` unless `path` is a folder, or can be made one (what exists of it and its
+    parents is folders). For outputs that are folders (training runs), checked before any work."""
+    path = Path(path)
+    for existing in (path, *path.parents):
+        if not (existing.exists() or existing.is_symlink()):
+            continue
+        if existing.is_dir():
+            return
+        if existing == path:
+            raise OutputFileError(
+                path,
+                "exists and is not a folder; a run is written into a folder: give a new folder name, "
+                "or the folder of a run to resume",
+            )
+        raise OutputFileError(path, _inside_a_file(path))
+
+
+def _inside_a_file(path: Path) -> str:
+    """What is wrong with a path below something that is not a folder."""
+    above = next((p for p in path.parents if p.exists() and not p.is_dir()), path.parent)
+    return f"{above} is not a folder, so nothing can be written inside it; choose another path"
 
 
 def _os_problem(exc: OSError) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import mujoco
 import numpy as np
 
 from retarget.asap_pkl import RobotMotion
@@ -21,8 +21,10 @@ from retarget.rotations import matrix_to_quat
 from retarget.scaling import compute_limb_scales, limb_scales_from_rest, scale_joints
 from retarget.skeleton import Skeleton, neutral_skeleton, smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
-from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
 from robots.registry import RobotSpec, load_robot_spec
+
+if TYPE_CHECKING:
+    import mujoco
 
 # Columns of the robot link frames expressed in SMPL's native rest frame (y-up, facing +z):
 # robot x (forward) = SMPL z, robot y (left) = SMPL x, robot z (up) = SMPL y. A robot link
@@ -67,6 +69,8 @@ def _skeleton_for(seq: SmplSequence, config: RetargetConfig) -> Skeleton:
 
 def _sole_heights(model: mujoco.MjModel, robot: RobotSpec, qpos: np.ndarray) -> np.ndarray:
     """(T,) [m] height of the lowest sole point in each frame."""
+    import mujoco
+
     data = mujoco.MjData(model)
     feet = [(model.body(link).id, robot.sole_points_b(link)) for link in robot.foot_links]
     lowest = np.empty(len(qpos))
@@ -79,6 +83,8 @@ def _sole_heights(model: mujoco.MjModel, robot: RobotSpec, qpos: np.ndarray) -> 
 
 
 def _match_errors(model: mujoco.MjModel, robot: RobotSpec, qpos: np.ndarray, targets_w: np.ndarray) -> np.ndarray:
+    import mujoco
+
     data = mujoco.MjData(model)
     site_ids = [model.site(f"match_{p.name}").id for p in robot.matched_points]
     err = np.empty(targets_w.shape[:2])
@@ -124,6 +130,9 @@ def retarget_sequence(seq: SmplSequence, config: RetargetConfig = RetargetConfig
     joints_w, rot_w = smpl_forward_kinematics(src.pose_rotvec, src.trans_w, skeleton)
     frame_targets = rot_w[:, [f.smpl_joint for f in robot.matched_frames]] @ SMPL_FROM_ROBOT
     if config.solver == "per_frame":
+        # MuJoCo loads only for the per-frame solver: the whole-sequence path does not need it.
+        from robots.mujoco_model import build_mujoco_model, dof_qpos_indices
+
         model = build_mujoco_model(robot)
         targets_w = scale_joints(joints_w, skeleton.parents, compute_limb_scales(skeleton, model, robot))
         point_targets = targets_w[:, [p.smpl_joint for p in robot.matched_points]]

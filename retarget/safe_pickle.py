@@ -10,13 +10,17 @@ Sizes are bounded too (:mod:`retarget.limits`): an array's declared shape is che
 allocates it, and the loaded object is walked once, counting shared containers each time they are
 reached, so a few kilobytes of shared nested lists cannot expand into gigabytes downstream and a
 deeply nested one cannot exhaust the recursion of whoever walks it.
+
+Readers of other pickled layouts (video-pose results) widen the allowed set by exactly the globals their
+layout needs with :func:`restricted_load`'s ``extra_globals``.
 """
 
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import joblib.numpy_pickle as joblib_pickle
 import numpy as np
@@ -44,10 +48,22 @@ class UnsafePickleError(MotionFileError):
     """The file asked the unpickler for something outside the allowed types."""
 
 
+ExtraGlobals = Mapping[tuple[str, str], Callable[[], Any]]
+"""(module, name) of a global → a function returning the object. It is called only when a file asks for that
+global, so an optional dependency (torch) is imported only for the files that need it."""
+
+
 class _RestrictedUnpickler(joblib_pickle.NumpyUnpickler):
     dispatch = joblib_pickle.NumpyUnpickler.dispatch.copy()
 
+    def __init__(self, filename: str, file_handle: IO[bytes], extra_globals: ExtraGlobals) -> None:
+        super().__init__(filename, file_handle, ensure_native_byte_order=True)
+        self.extra_globals = extra_globals
+
     def find_class(self, module: str, name: str) -> Any:
+        resolve = self.extra_globals.get((module, name))
+        if resolve is not None:
+            return resolve()
         if (module, name) not in _ALLOWED_GLOBALS:
             raise UnsafePickleError(
                 self.filename or None,
@@ -115,6 +131,16 @@ def _check_expanded(obj: Any, path: Path, limits: Limits) -> None:
     visit(obj, 0)
 
 
+def restricted_load(fobj: IO[bytes], path: str | Path, extra_globals: ExtraGlobals | None = None) -> Any:
+    """Unpickle ``fobj`` (plain pickle or joblib's array format; ``path`` names it in errors), resolving only the
+    numpy and joblib globals :func:`safe_load` allows plus ``extra_globals``, with the same declared-shape checks.
+
+    A refused global or object-dtype array raises :class:`UnsafePickleError`; a corrupt stream raises what the
+    unpickler raised (``pickle.UnpicklingError``, ``EOFError``, ...), for the caller to word. The loaded object's
+    expanded size is not walked here (:func:`safe_load` does)."""
+    return _RestrictedUnpickler(str(path), fobj, extra_globals or {}).load()
+
+
 def safe_load(path: str | Path) -> Any:
     """Load a pickle or joblib file (compressed or not), allowing only numpy arrays and
     plain containers. Raises :class:`MotionFileError` on unsafe, corrupt or truncated files."""
@@ -123,7 +149,7 @@ def safe_load(path: str | Path) -> Any:
         raise MotionFileError(path, "file does not exist")
     try:
         with open(path, "rb") as raw, joblib_pickle._validate_fileobject_and_memmap(raw, str(path), None) as (fobj, _):
-            data = _RestrictedUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
+            data = restricted_load(fobj, path)
     except MotionFileError:
         raise
     except MemoryError as exc:

@@ -10,13 +10,16 @@ Lengths are measured in the rest poses: SMPL's T-pose and the robot at q = 0.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import mujoco
 import numpy as np
 
 from retarget.skeleton import Skeleton
 from retarget.smpl_sequence import NUM_SMPL_JOINTS, SMPL_JOINT_NAMES
 from robots.registry import RobotSpec
+
+if TYPE_CHECKING:
+    import mujoco
 
 # SMPL bone (child joint index) → segment it belongs to.
 _SEGMENT_OF_BONE: dict[int, str] = {
@@ -70,6 +73,8 @@ class LimbScales:
 
 def robot_rest_points(model: mujoco.MjModel, robot: RobotSpec) -> dict[int, np.ndarray]:
     """World positions [m] of the matched points at q = 0, keyed by SMPL joint index."""
+    import mujoco
+
     data = mujoco.MjData(model)
     data.qpos[:] = model.qpos0
     mujoco.mj_kinematics(model, data)

@@ -151,16 +151,22 @@ def _mirror(proxies: tuple[CollisionProxy, ...]) -> tuple[CollisionProxy, ...]:
     )
 
 
-# Spheres fitted to the bounding boxes of the G1 collision meshes (measured in the link frames):
-# the upper arm, forearm, wrist and hand (fixed to the elbow link in the 23-dof robot), and the
-# pelvis, hips, thighs and shanks that the arms hit in video clips (hands at the hips, elbows
-# between the knees in a squat). Arm spheres are kept apart from body spheres and from the other arm.
+# Spheres fitted to the G1 collision meshes of the 23-dof URDF (`robots/g1_23dof`, vertices measured in the
+# link frames): the upper arm (`shoulder_yaw_link`), forearm (`elbow_link`) and rubber hand (a fixed child of the
+# elbow in the 23-dof robot; its three spheres cover the mesh to 3.4 mm) as 'arm'; as 'body' the pelvis
+# (`pelvis_contour_link`), hips (`hip_pitch_link`, `hip_roll_link`), thighs (`hip_yaw_link`), shanks
+# (`knee_link`) and the torso (`torso_link`), which the arms hit in video clips: hands at the hips, upper arms
+# against the chest, elbows between the knees in a squat. Arm spheres are kept apart from body spheres and from
+# the other arm. The torso spheres stay inside the torso mesh's sides (|y| <= 0.098 m at the upper arm's height)
+# so that the hanging arm at rest keeps 7 mm clear of them. Spheres over the front of the thigh were tried and
+# dropped: they push hands resting on the thighs off the human's pose (forearm error +0.3 deg over the clips).
 _LEFT_PROXIES: tuple[CollisionProxy, ...] = (
     CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.04), 0.04, "arm"),
     CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.09), 0.04, "arm"),
     *(CollisionProxy("left_elbow_link", (x, 0.0, -0.01), 0.035, "arm") for x in (0.05, 0.10, 0.15, 0.20)),
-    *(CollisionProxy("left_elbow_link", (x, -0.01, 0.0), 0.05, "arm") for x in (0.25, 0.30)),
-    CollisionProxy("left_elbow_link", (0.34, -0.01, 0.0), 0.045, "arm"),
+    CollisionProxy("left_elbow_link", (0.25, -0.005, 0.0), 0.05, "arm"),
+    CollisionProxy("left_elbow_link", (0.30, -0.012, 0.0), 0.055, "arm"),
+    CollisionProxy("left_elbow_link", (0.34, -0.02, -0.005), 0.05, "arm"),
     CollisionProxy("left_hip_pitch_link", (0.0, 0.05, -0.02), 0.055, "body"),
     *(CollisionProxy("left_hip_roll_link", (0.027, 0.0, z), 0.055, "body") for z in (0.0, -0.06)),
     CollisionProxy("left_hip_roll_link", (0.027, 0.0, -0.11), 0.045, "body"),
@@ -169,6 +175,7 @@ _LEFT_PROXIES: tuple[CollisionProxy, ...] = (
     CollisionProxy("left_hip_yaw_link", (-0.09, 0.0, -0.20), 0.045, "body"),
     CollisionProxy("left_knee_link", (0.02, 0.0, 0.0), 0.045, "body"),
     *(CollisionProxy("left_knee_link", (0.01, 0.0, z), 0.042, "body") for z in (-0.08, -0.16, -0.25)),
+    *(CollisionProxy("torso_link", (0.01, 0.045, z), 0.055, "body") for z in (0.05, 0.13, 0.21)),
 )
 _CENTRE_PROXIES: tuple[CollisionProxy, ...] = tuple(
     CollisionProxy("pelvis_contour_link", (x, y, -0.09), 0.06, "body") for x in (-0.01, 0.02) for y in (-0.03, 0.03)

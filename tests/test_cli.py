@@ -117,3 +117,22 @@ def test_retarget_writes_other_formats(tmp_path):
     np.testing.assert_allclose(bm.motion.root_pos_w, asap.motion.root_pos_w, atol=1e-6)
     bad = CliRunner().invoke(main, ["retarget", clip, "-o", str(tmp_path / "kick.txt")])
     assert bad.exit_code == 1 and "kick.txt" in bad.output and not (tmp_path / "kick.txt").exists()
+
+
+def test_retarget_refuses_unwritable_output_names_before_reading_the_clip(tmp_path):
+    unread = tmp_path / "unread.npz"
+    unread.write_text("garbage")  # a load error naming this file would mean the clip was read first
+
+    def refused(output: Path, *extra: str) -> str:
+        result = CliRunner().invoke(main, ["retarget", str(unread), "-o", str(output), *extra])
+        assert result.exit_code == 1, result.output
+        assert len(result.output.strip().splitlines()) == 1 and "Traceback" not in result.output
+        return result.output
+
+    message = refused(tmp_path / "kick_v1.5.pkl")  # ASAP's folder mode would look the clip up as 'kick_v1'
+    assert "kick_v1.5.pkl" in message and "first dot" in message and "kick_v1_5.pkl" in message
+    assert not (tmp_path / "kick_v1.5.pkl").exists()
+    (tmp_path / "folder.pkl").mkdir()
+    assert "is a folder" in refused(tmp_path / "folder.pkl")
+    assert "the output is the input file" in refused(unread, "--format", "beyondmimic")
+    assert unread.read_text() == "garbage"

@@ -61,6 +61,19 @@ def test_shared_options_have_help_and_one_default(flag):
         )
 
 
+def test_every_command_takes_the_size_limits_after_its_name():
+    for flag in ("--max-frames", "--max-elements"):
+        group = _option(main, flag)
+        assert group is not None and group.help
+        for name, cmd in COMMANDS.items():
+            opt = _option(cmd, flag)
+            assert opt is not None, (name, flag)
+            if (name, flag) == ("render", "--max-frames"):  # render's own: frames to render; its limit goes before
+                assert opt.help == "Render only the first N frames."
+            else:
+                assert (opt.help, opt.callback, opt.expose_value) == (group.help, group.callback, False), name
+
+
 def test_outputs_go_to_dash_o_or_json():
     for name, cmd in COMMANDS.items():
         for p in cmd.params:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import joblib
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import asap_reference
+from trajectories import frames
 
 from cli.main import main
 from retarget.asap_pkl import read_motion_library, structural_problems
@@ -46,6 +49,17 @@ def _assert_same(a: Trajectory, b: Trajectory) -> None:
     dot = np.abs(np.sum(a.root_quat_w * b.root_quat_w, axis=1))
     np.testing.assert_allclose(dot, 1.0, atol=1e-9)
     assert (a.motion_id, a.fps, a.action_scale, a.source) == (b.motion_id, b.fps, b.action_scale, b.source)
+
+
+def test_frames_helper_cuts_every_per_frame_field_and_keeps_the_scalars(g1):
+    traj = _trajectory(g1, num=10)
+    cut = frames(traj, slice(2, 5))
+    per_frame = [f.name for f in dataclasses.fields(Trajectory) if np.shape(getattr(traj, f.name))[:1] == (10,)]
+    assert len(per_frame) == 9 and cut.num_frames == 3
+    for name in per_frame:
+        np.testing.assert_array_equal(getattr(cut, name), getattr(traj, name)[2:5], err_msg=name)
+    scalars = ("motion_id", "fps", "action_scale", "source")
+    assert [getattr(cut, k) for k in scalars] == [getattr(traj, k) for k in scalars]
 
 
 def test_collection_round_trip_and_asap_layout(tmp_path, g1):

@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import asap_reference
+from trajectories import frames
 
 from trainers.delta.analytic import soft_joint_delta_target
 from trainers.delta.collect import collect_rollouts
@@ -30,23 +31,8 @@ def soft_rollout(g1):
     return traj
 
 
-def _first(traj, n):
-    keys = (
-        "root_pos_w",
-        "root_quat_w",
-        "root_lin_vel_w",
-        "root_ang_vel_w",
-        "dof_pos",
-        "dof_vel",
-        "action",
-        "pd_target",
-        "phase",
-    )
-    return type(traj)(**{**traj.__dict__, **{k: getattr(traj, k)[:n] for k in keys}})
-
-
 def test_labels_approach_the_analytic_delta(soft_rollout, g1):
-    cut = _first(soft_rollout, 30)
+    cut = frames(soft_rollout, slice(30))
     _, labels = transition_labels([cut], LearnedDeltaConfig(joints="ankles", previous_target=False))
     ids = joint_ids("ankles", g1.joint_names)
     analytic = np.array([soft_joint_delta_target(cut.pd_target[t], cut.dof_pos[t], 0.65)[ids] for t in range(29)])
@@ -56,7 +42,7 @@ def test_labels_approach_the_analytic_delta(soft_rollout, g1):
 
 def test_learned_delta_fits_its_labels_and_round_trips(soft_rollout, tmp_path):
     """(The open-loop gain needs more data than a test should spend: README figures, `delta eval`.)"""
-    traj = _first(soft_rollout, 30)
+    traj = frames(soft_rollout, slice(30))
     model, stats = fit_learned_delta(
         [traj], LearnedDeltaConfig(joints="ankles", model="mlp", previous_target=False, epochs=300)
     )
@@ -75,7 +61,7 @@ def test_labels_explain_the_next_state_on_a_kinked_profile(g1):
     the recorded next state than without (undamped Gauss–Newton steps once made it land farther)."""
     refs = load_references(asap_reference("squat_level1_filter"), build_real_model("nominal"), g1)
     (traj,) = collect_rollouts(None, refs, "combined").values()
-    traj = _first(traj, 25)
+    traj = frames(traj, slice(25))
     _, labels = transition_labels([traj], LearnedDeltaConfig(joints="all", previous_target=True))
     assert np.abs(labels).max() <= LearnedDeltaConfig().max_label_rad
     pairs = transitions([traj])

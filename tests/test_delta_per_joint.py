@@ -7,6 +7,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 from conftest import asap_reference
+from trajectories import frames as first_frames
 
 from cli.main import main
 from retarget.rotations import quat_to_matrix
@@ -30,18 +31,7 @@ def _wiggle(obs: torch.Tensor) -> torch.Tensor:
 def _rollout(g1, profile: str, frames: int, policy=None):
     refs = load_references(asap_reference("squat_level1_filter"), build_real_model("nominal"), g1)
     (traj,) = collect_rollouts(policy, refs, profile).values()
-    keys = (
-        "root_pos_w",
-        "root_quat_w",
-        "root_lin_vel_w",
-        "root_ang_vel_w",
-        "dof_pos",
-        "dof_vel",
-        "action",
-        "pd_target",
-        "phase",
-    )
-    return type(traj)(**{**traj.__dict__, **{k: getattr(traj, k)[:frames] for k in keys}})
+    return first_frames(traj, slice(frames))
 
 
 def _physical_coefficients(model: LearnedDelta) -> np.ndarray:

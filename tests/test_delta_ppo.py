@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import asap_reference
+from trajectories import frames
 
 from retarget.rotations import quat_to_matrix
 from trainers.delta.analytic import soft_joint_delta_target
@@ -125,22 +126,6 @@ def test_actor_becomes_the_same_delta_file_format(soft_trajs):
 def test_a_collection_without_transitions_is_refused(soft_trajs):
     from trainers.delta.ppo_env import DeltaEnvError
 
-    one_frame = replace(
-        soft_trajs[0],
-        **{
-            k: getattr(soft_trajs[0], k)[:1]
-            for k in (
-                "root_pos_w",
-                "root_quat_w",
-                "root_lin_vel_w",
-                "root_ang_vel_w",
-                "dof_pos",
-                "dof_vel",
-                "action",
-                "pd_target",
-                "phase",
-            )
-        },
-    )
+    one_frame = frames(soft_trajs[0], slice(1))
     with pytest.raises(DeltaEnvError, match="at least two frames"):
         DeltaReplayEnv([one_frame], 2)

@@ -11,6 +11,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 from conftest import asap_reference
+from trajectories import frames
 
 from cli.main import main
 from retarget.errors import AsapRetargetError
@@ -45,18 +46,7 @@ def rollouts(refs):
     out = {}
     for profile in ("nominal", "soft_ankles", "soft_ankles_delay"):
         (traj,) = collect_rollouts(None, refs, profile).values()
-        keys = (
-            "root_pos_w",
-            "root_quat_w",
-            "root_lin_vel_w",
-            "root_ang_vel_w",
-            "dof_pos",
-            "dof_vel",
-            "action",
-            "pd_target",
-            "phase",
-        )
-        out[profile] = dataclasses.replace(traj, **{k: getattr(traj, k)[:40] for k in keys})
+        out[profile] = frames(traj, slice(40))
     return out
 
 
@@ -247,18 +237,7 @@ def test_delta_labels_of_a_one_step_delay_are_the_previous_target_change(refs):
     from trainers.delta.one_step import previous_targets
 
     (traj,) = collect_rollouts(None, refs, "delay").values()
-    keys = (
-        "root_pos_w",
-        "root_quat_w",
-        "root_lin_vel_w",
-        "root_ang_vel_w",
-        "dof_pos",
-        "dof_vel",
-        "action",
-        "pd_target",
-        "phase",
-    )
-    traj = dataclasses.replace(traj, **{k: getattr(traj, k)[5:17] for k in keys})  # frames 5..16, mid-motion
+    traj = frames(traj, slice(5, 17))  # frames 5..16, mid-motion
     x, y = transition_labels([traj], LearnedDeltaConfig(joints="all", previous_target=True))
     want = (previous_targets(traj) - traj.pd_target)[:-1]
     assert np.abs(want).max() > 1e-3  # the targets do move

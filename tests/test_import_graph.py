@@ -109,3 +109,14 @@ def test_benches_do_not_import_the_tests():
     for path in (REPO / "bench").glob("*.py"):
         assert '"tests"))' not in path.read_text(), path.name  # sys.path.insert(0, str(ROOT / "tests"))
         assert not any(i.split(".")[0] in ("tests", "conftest") for i in _imports(path)), path.name
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A leading underscore marks what a module keeps to itself; other modules use its public functions."""
+    mods = _module_files()
+    found = []
+    for name, path in sorted(mods.items()):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in mods and node.level == 0:
+                found += [f"{name}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert found == []

@@ -109,6 +109,21 @@ def test_cli_flag_raises_or_lowers_the_limits(tmp_path: Path, monkeypatch: pytes
     assert not (tmp_path / "out.pkl").exists()
 
 
+@pytest.mark.parametrize("where", ["after the command name", "after the name, overriding the one before"])
+def test_size_limit_flags_also_work_after_the_command_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    monkeypatch.setenv(MAX_FRAMES_ENV, "")  # restored after the test: the flag writes the environment
+    monkeypatch.setenv(MAX_ELEMENTS_ENV, "")
+    before = ["--max-frames", "1000000"] if "overriding" in where else []
+    out = tmp_path / "out.pkl"
+    args = [*before, "retarget", str(smpl_clip("kick_level1_filter")), "-o", str(out), "--max-frames", "50"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and "more than the limit of 50" in result.stderr and not out.exists()
+    result = CliRunner().invoke(main, ["inspect", str(asap_reference("kick_level1_filter")), "--max-elements", "10"])
+    assert result.exit_code == 1 and "the limit of 10;" in result.stderr and "--max-elements" in result.stderr
+
+
 def test_pickled_arrays_count_against_the_element_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ref = asap_reference("kick_level1_filter")
     (clip,) = safe_load(ref).values()
@@ -128,6 +143,39 @@ def test_shared_containers_count_each_time_they_are_reached(tmp_path: Path) -> N
     assert len(safe_load(fits)["a"]) == 100
     with pytest.raises(MotionFileError, match=r"too_big\.pkl: expands to 1\.01e\+07 container items"):
         safe_load(too_big)
+
+
+def test_extra_globals_widen_the_restricted_unpickler_by_exactly_those_names(tmp_path: Path) -> None:
+    import collections
+    import io
+
+    from retarget.safe_pickle import UnsafePickleError, restricted_load
+
+    counts = collections.defaultdict(list, {"q": [np.arange(3.0)]})
+    data = pickle.dumps(counts)
+    with pytest.raises(UnsafePickleError, match=r"res\.pkl.*collections\.defaultdict"):
+        restricted_load(io.BytesIO(data), tmp_path / "res.pkl")
+    asked: list[tuple[str, str]] = []
+
+    def allow(module: str, name: str, obj: object):
+        def resolve() -> object:
+            asked.append((module, name))
+            return obj
+
+        return resolve
+
+    extra = {
+        ("collections", "defaultdict"): allow("collections", "defaultdict", collections.defaultdict),
+        ("builtins", "list"): allow("builtins", "list", list),
+        ("os", "getcwd"): allow("os", "getcwd", os.getcwd),  # allowed but never asked for: never resolved
+    }
+    loaded = restricted_load(io.BytesIO(data), tmp_path / "res.pkl", extra)
+    assert type(loaded) is collections.defaultdict and loaded.default_factory is list
+    np.testing.assert_array_equal(loaded["q"][0], [0.0, 1.0, 2.0])
+    assert sorted(set(asked)) == [("builtins", "list"), ("collections", "defaultdict")]
+    hostile = pickle.dumps(collections.defaultdict(os.getpid))  # a global outside the extras stays refused
+    with pytest.raises(UnsafePickleError, match=r"os\.getpid|posix\.getpid"):
+        restricted_load(io.BytesIO(hostile), tmp_path / "res.pkl", extra)
 
 
 def test_collect_writes_only_what_delta_fit_reads(tmp_path: Path) -> None:

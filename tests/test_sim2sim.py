@@ -61,7 +61,7 @@ def test_first_observation_and_action_match_the_training_env(exported, reference
 
 
 def test_short_run_gives_finite_metrics_and_a_profile_changes_it(exported, reference):
-    from trainers.sim2sim import Sim2SimConfig, Sim2SimRunner, load_onnx_policy, load_sidecar
+    from trainers.sim2sim import Sim2SimConfig, Sim2SimError, Sim2SimRunner, load_onnx_policy, load_sidecar
 
     _, onnx_path = exported
     info, policy = load_sidecar(onnx_path), load_onnx_policy(onnx_path)
@@ -73,6 +73,9 @@ def test_short_run_gives_finite_metrics_and_a_profile_changes_it(exported, refer
     assert delayed.steps == min(10, nominal.steps) or delayed.metrics.success_rate == 0.0
     np.testing.assert_allclose(delayed.first_actions, nominal.first_actions, atol=1e-6)  # same start
     assert delayed.metrics.eg_mpjpe_mm != pytest.approx(m.eg_mpjpe_mm, abs=1e-6)
+    # No step, no first action to report: refused instead of a result holding None.
+    with pytest.raises(Sim2SimError, match="max_steps=0: at least one policy step"):
+        Sim2SimRunner(info, reference, Sim2SimConfig(profile="nominal")).run(policy, max_steps=0)
 
 
 def test_cli_reports_metrics_and_rejects_bad_rates(exported, tmp_path):

@@ -108,3 +108,21 @@ def test_wall_clock_budget_and_termination_start(tmp_path):
     curriculum = json.loads((run / "config.json").read_text())["env"]["curriculum"]
     assert curriculum["termination_distance_init_m"] == 0.2 and curriculum["termination_distance_min_m"] == 0.2
     assert float(rows[0]["termination_distance_m"]) <= 0.2
+
+
+def test_a_run_folder_that_is_a_file_is_refused_in_one_line_before_any_work(tmp_path):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("keep")
+    missing_motion = str(tmp_path / "missing.pkl")  # an error naming it would mean the work had started
+    for args in (
+        ["train", "track", "--motion", missing_motion, "-o", str(taken)],
+        ["train", "track", "--motion", missing_motion, "-o", str(taken / "run")],
+        ["train", "finetune", "--policy", str(tmp_path), "--motion", missing_motion, "-o", str(taken)],
+    ):
+        result = CliRunner().invoke(main, args)
+        lines = result.output.strip().splitlines()
+        assert result.exit_code == 1 and len(lines) == 1, result.output
+        assert str(taken) in lines[0] and "missing.pkl" not in lines[0]
+        assert "not a folder" in lines[0]
+    assert "give a new folder name, or the folder of a run to resume" in lines[0]
+    assert taken.read_text() == "keep"

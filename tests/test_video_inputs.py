@@ -139,7 +139,7 @@ def _bad_inputs(tmp_path, walk):
 
 def test_bad_video_results_one_line_exit_1_nothing_written(tmp_path, walk):
     for name, extra, message in _bad_inputs(tmp_path, walk):
-        out = tmp_path / f"{name}.out.pkl"
+        out = tmp_path / f"{name.split('.')[0]}_out.pkl"  # no dot before .pkl: ASAP one-clip key
         result = CliRunner().invoke(main, ["retarget", str(tmp_path / name), "-o", str(out), *extra])
         assert result.exit_code == 1, (name, result.output)
         lines = result.output.strip().splitlines()

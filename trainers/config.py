@@ -225,6 +225,11 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def lists_as_tuples(record: dict[str, Any]) -> dict[str, Any]:
+    """A JSON record's arrays back as the tuples frozen configs hold (one level; other values as they are)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in record.items()}
+
+
 def _known_reward_fns(extra: tuple[ErrorFn, ...]) -> dict[str, ErrorFn]:
     """The functions a saved reward may name: those of :mod:`trainers.rewards` and ``extra``, by ``module.name``."""
     fns = [v for v in vars(rewards).values() if callable(v) and getattr(v, "__module__", None) == rewards.__name__]
@@ -271,7 +276,7 @@ def env_config_from_jsonable(
 
     sim = dict(data["sim"])
     sim["action_offset"] = ActionOffset(sim["action_offset"])
-    dr = {k: tuple(v) if isinstance(v, list) else v for k, v in data["domain_rand"].items()}
+    dr = lists_as_tuples(data["domain_rand"])
     if "reward" not in data:
         if rewards_required:
             raise ConfigError(f"{source}: holds no reward record; cannot continue with the pre-trained rewards")

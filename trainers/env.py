@@ -8,6 +8,8 @@ policy step inside one C call on ``sim.num_threads`` threads, the PD law in the 
 
 from __future__ import annotations
 
+from typing import Any
+
 import mujoco
 import mujoco.batch
 import numpy as np
@@ -74,7 +76,7 @@ class TrackingEnv:
         self.termination_distance_m = cfg.curriculum.termination_distance_init_m
         self.episode_sums: dict[str, np.ndarray] = {}
         self.finished_ratios: list[float] = []
-        self.state: TrackingState | None = None
+        self.state: TrackingState  # set by reset() below, and by every step
         self.reset()
 
     # --- reference ---------------------------------------------------------------------------
@@ -251,12 +253,13 @@ class TrackingEnv:
         done = terminated | time_out
         # The points of this step, kept before done environments are reset (evaluation reads them).
         self.step_points_w = (self.state.point_pos_w, self.state.ref_point_pos_w)
-        extras = {"time_outs": torch.as_tensor(time_out), "episode": {}}
+        extras: dict[str, Any] = {"time_outs": torch.as_tensor(time_out), "episode": {}}
         ids = np.flatnonzero(done)
         if ids.size:
-            extras["episode"] = {f"rew_{k}": float(v[ids].mean()) for k, v in self.episode_sums.items()}
-            extras["episode"]["termination_distance_m"] = self.termination_distance_m
-            extras["episode"]["penalty_scale"] = self.penalty_scale
+            episode = {f"rew_{k}": float(v[ids].mean()) for k, v in self.episode_sums.items()}
+            episode["termination_distance_m"] = self.termination_distance_m
+            episode["penalty_scale"] = self.penalty_scale
+            extras["episode"] = episode
             possible = self.clip_duration_s[self.clip_id[ids]] - self.start_time_s[ids]
             ratio = (self.time_s[ids] - self.start_time_s[ids]) / np.maximum(possible, self.policy_dt_s)
             self.finished_ratios.extend(np.clip(ratio, 0.0, 1.0).tolist())

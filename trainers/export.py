@@ -45,7 +45,7 @@ def export_actor(loaded: LoadedPolicy, output: str | Path) -> Path:
     """Write ``output`` (``.onnx`` or ``.pt`` TorchScript) and ``output.json`` beside it."""
     output = Path(output)
     actor = loaded.policy.actor.eval()
-    example = torch.zeros(1, loaded.policy.actor.net[0].in_features)
+    example = torch.zeros(1, loaded.policy.actor.num_obs)
     if output.suffix == ".onnx":
         buffer = io.BytesIO()
         with warnings.catch_warnings():
@@ -54,7 +54,7 @@ def export_actor(loaded: LoadedPolicy, output: str | Path) -> Path:
             torch.onnx.export(
                 actor,
                 (example,),
-                buffer,
+                buffer,  # type: ignore[arg-type]  # dynamo=False writes to file objects; torch annotates paths only
                 input_names=["obs"],
                 output_names=["actions"],
                 dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}},

@@ -27,6 +27,7 @@ from trainers.metrics import SUCCESS_DISTANCE_M, TrackingMetrics, tracking_metri
 from trainers.real.model import build_real_model
 from trainers.real.profiles import DEFAULT_REAL_PROFILE
 from trainers.reference import MotionReference
+from trainers.state import TrackingState
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
 
@@ -46,8 +47,11 @@ class PlayResult:
 class _RecordingEnv(TrackingEnv):
     """The tracking environment, keeping the state a finished episode had before its automatic reset."""
 
+    state_before_reset: TrackingState | None = None
+    """The state the last reset replaced (None before the constructor's first reset)."""
+
     def reset_envs(self, ids, start_phase=None, clip_ids=None) -> None:
-        self.state_before_reset = self.state
+        self.state_before_reset = getattr(self, "state", None)  # TrackingEnv sets ``state`` in its first reset
         super().reset_envs(ids, start_phase, clip_ids)
 
 
@@ -80,8 +84,11 @@ def play_policy(
         obs, _, dones, _ = env.step(actions)
         done = bool(dones[0])
         p, q, d = _root_and_dofs(env.state_before_reset if done else env.state)
-        root.append(p), quat.append(q), dofs.append(d)
-        points.append(env.step_points_w[0][0]), ref_points.append(env.step_points_w[1][0])
+        root.append(p)
+        quat.append(q)
+        dofs.append(d)
+        points.append(env.step_points_w[0][0])
+        ref_points.append(env.step_points_w[1][0])
         if done:
             break
     robot_pts, ref_pts = np.stack(points), np.stack(ref_points)

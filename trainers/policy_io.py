@@ -14,8 +14,8 @@ import torch
 from trainers.config import TrackingEnvConfig, env_config_from_jsonable
 from trainers.policy_errors import PolicyFileError
 from trainers.ppo.actor_critic import ActorCritic
-from trainers.ppo.config import PPOConfig
-from trainers.rsl_rl_adapter import rsl_rl_policy
+from trainers.ppo.config import ppo_config_from_jsonable
+from trainers.rsl_rl_adapter import RslRlPolicy, rsl_rl_policy
 
 __all__ = ["LoadedPolicy", "PolicyFileError", "find_checkpoint", "load_policy", "snapshot_run"]
 
@@ -24,7 +24,9 @@ __all__ = ["LoadedPolicy", "PolicyFileError", "find_checkpoint", "load_policy", 
 class LoadedPolicy:
     """A trained actor-critic and the environment config it was trained with."""
 
-    policy: ActorCritic
+    policy: ActorCritic | RslRlPolicy
+    """Our PPO's actor-critic, or an rsl_rl checkpoint's actor (``--ppo rsl-rl``); both give
+    ``act_inference(obs)`` and ``.actor`` (with ``num_obs``)."""
     env_cfg: TrackingEnvConfig
     checkpoint: Path
     iteration: int
@@ -78,8 +80,7 @@ def load_policy(run: str | Path) -> LoadedPolicy:
         env_cfg = env_config_from_jsonable(config["env"], str(config_path), rewards_required=False)
         if "actor_state_dict" in payload:  # trained with --ppo rsl-rl
             return LoadedPolicy(rsl_rl_policy(payload, ckpt), env_cfg, ckpt, int(payload.get("iter", 0)) + 1)
-        ppo = config["ppo"]
-        cfg = PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})
+        cfg = ppo_config_from_jsonable(config["ppo"])
         policy = ActorCritic(
             payload["num_obs"],
             payload["num_privileged_obs"],

@@ -138,7 +138,8 @@ def reference_from_motion(motion: RobotMotion, model: mujoco.MjModel, robot: Rob
     qpos_adr, _ = joint_addresses(model, robot)
     data = mujoco.MjData(model)
     num = motion.num_frames
-    pos = np.empty((num, len(layout.point_names), 3))
+    # Annotated without its shape: numpy's stub types np.gradient(..., axis=0) of a known 3-D shape as a tuple.
+    pos: np.ndarray = np.empty((num, len(layout.point_names), 3))
     quat = np.empty((num, len(body_ids), 4))
     for t in range(num):
         data.qpos[:3] = motion.root_pos_w[t]

@@ -13,15 +13,15 @@ from __future__ import annotations
 import pickle
 from importlib import metadata
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import torch
 from torch import nn
 
 from retarget.errors import AsapRetargetError
-from trainers.env import TrackingEnv
 from trainers.policy_errors import PolicyFileError
 from trainers.ppo.config import PPOConfig
-from trainers.vecenv import VecEnv
+from trainers.vecenv import Resettable, VecEnv
 
 RSL_RL_VERSION = "5.5.0"
 """The rsl-rl-lib release whose config keys :func:`rsl_rl_train_cfg` writes (pinned by the ``rsl`` extra)."""
@@ -50,7 +50,10 @@ def require_rsl_rl() -> type:
     return TensorDict
 
 
-class RslRlTrackingEnv:
+EnvT = TypeVar("EnvT", bound=VecEnv)
+
+
+class RslRlTrackingEnv(Generic[EnvT]):
     """A :class:`TrackingEnv` (or any :class:`trainers.vecenv.VecEnv`) behind rsl_rl 5.x's ``VecEnv`` interface.
 
     Curricula: rsl_rl's runner knows nothing of ``update_curricula()``, which our runner calls once per
@@ -60,7 +63,7 @@ class RslRlTrackingEnv:
     does not read the env). ``None`` turns this off (evaluation).
     """
 
-    def __init__(self, env: TrackingEnv | VecEnv, curriculum_every_steps: int | None = 24):
+    def __init__(self, env: EnvT, curriculum_every_steps: int | None = 24):
         self._tensordict = require_rsl_rl()
         self.env = env
         self.num_envs, self.num_actions = env.num_envs, env.num_actions
@@ -92,6 +95,8 @@ class RslRlTrackingEnv:
         return self._groups(*self.env.get_observations())
 
     def reset(self):
+        if not isinstance(self.env, Resettable):
+            raise TypeError(f"{type(self.env).__name__} has no reset()")
         return self._groups(*self.env.reset())
 
     def step(self, actions: torch.Tensor):
@@ -192,6 +197,10 @@ class RslRlActor(nn.Module):
     the Gaussian's mean is the MLP output. Needs no rsl_rl, so evaluation and export can use it.
     """
 
+    # Registered buffers; declared so type checkers see tensors, not modules.
+    obs_mean: torch.Tensor
+    obs_std: torch.Tensor
+
     def __init__(self, actor_state: dict[str, torch.Tensor], activation: type[nn.Module] = nn.ELU):
         super().__init__()
         linear = sorted({int(k.split(".")[1]) for k in actor_state if k.startswith("mlp.") and k.endswith(".weight")})
@@ -204,7 +213,9 @@ class RslRlActor(nn.Module):
             )
             layers += [layer] if i == len(linear) - 1 else [layer, activation()]
         self.net = nn.Sequential(*layers)
-        self.num_obs, self.num_actions = self.net[0].in_features, self.net[-1].out_features
+        # (out, in) weight shapes of the first and last Linear layers.
+        self.num_obs = int(actor_state[f"mlp.{linear[0]}.weight"].shape[1])
+        self.num_actions = int(actor_state[f"mlp.{linear[-1]}.weight"].shape[0])
         self.normalize = "obs_normalizer._mean" in actor_state
         n = self.num_obs
         mean = actor_state["obs_normalizer._mean"] if self.normalize else torch.zeros(n)

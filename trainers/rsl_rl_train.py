@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import check_output_folder
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig, to_jsonable
@@ -47,7 +48,7 @@ def rsl_rl_checkpoints(run_dir: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def _make_runner(vec: RslRlTrackingEnv, train_cfg: dict, run_dir: Path, meta: dict, console_log):
+def _make_runner(vec: RslRlTrackingEnv[TrackingEnv], train_cfg: dict, run_dir: Path, meta: dict, console_log):
     from rsl_rl.runners import OnPolicyRunner
 
     class TrackingRunner(OnPolicyRunner):
@@ -76,7 +77,7 @@ def _make_runner(vec: RslRlTrackingEnv, train_cfg: dict, run_dir: Path, meta: di
     return runner
 
 
-def _resume(runner, vec: RslRlTrackingEnv, run_dir: Path) -> Path | None:
+def _resume(runner, vec: RslRlTrackingEnv[TrackingEnv], run_dir: Path) -> Path | None:
     found = rsl_rl_checkpoints(run_dir)
     if not found:
         return None
@@ -112,6 +113,7 @@ def train_track_rsl_rl(
     env_cfg = TrackingEnvConfig() if env_cfg is None else env_cfg
     ppo_cfg = PPOConfig() if ppo_cfg is None else ppo_cfg
     run_dir = Path(run_dir)
+    check_output_folder(run_dir)
     if (run_dir / "model_last.pt").exists():  # checked before anything in the folder is rewritten
         raise AsapRetargetError(f"{run_dir}: holds checkpoints of the project's PPO; use --ppo ours or a new folder")
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -170,7 +172,7 @@ def train_track_rsl_rl(
     return TrainResult(run_dir, rows, resumed)
 
 
-def _curve_row(runner, vec: RslRlTrackingEnv, kw: dict, steps_per_iteration: int) -> dict:
+def _curve_row(runner, vec: RslRlTrackingEnv[TrackingEnv], kw: dict, steps_per_iteration: int) -> dict:
     logger, losses = runner.logger, kw["loss_dict"]
     iteration_s = kw["collect_time"] + kw["learn_time"]
     return {

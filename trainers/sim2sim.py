@@ -254,18 +254,22 @@ class Sim2SimRunner:
     def run(self, policy, max_steps: int | None = None) -> Sim2SimResult:
         """From the reset state to the clip's end (or failure / ``max_steps``); the paper's metrics."""
         steps = int(np.ceil(self.ref.duration_s / self.policy_dt_s - 1e-9))
+        if max_steps is not None and max_steps < 1:
+            raise Sim2SimError(f"max_steps={max_steps}: at least one policy step is needed")
         steps = steps if max_steps is None else min(steps, max_steps)
         p, q = self.points()
         robot, ref = [p], [q]
-        first = None
+        first: np.ndarray | None = None
         for k in range(steps):
             action = np.asarray(policy(self.observation()), dtype=np.float64)[0]
             first = action if first is None else first
             self.step(action)
             p, q = self.points()
-            robot.append(p), ref.append(q)
+            robot.append(p)
+            ref.append(q)
             if not np.isfinite(p).all():
                 raise Sim2SimError(f"the simulation diverged at policy step {k + 1}")
             if self.cfg.stop_on_failure and np.linalg.norm(p - q, axis=-1).mean() > SUCCESS_DISTANCE_M:
                 break
+        assert first is not None  # steps ≥ 1: a clip of ≥ 2 frames lasts at least one policy step
         return Sim2SimResult(tracking_metrics([(np.stack(robot), np.stack(ref))]), len(robot) - 1, first)

@@ -31,10 +31,10 @@ def compute_reward(
         value = term.weight * np.exp(-term.fn(s) / term.sigma) * dt
         terms[term.fn.__name__] = value
         total += value
-    for term in cfg.penalties:
-        scale = penalty_scale if term.curriculum else 1.0
-        value = term.weight * scale * term.fn(s) * dt
-        terms[term.fn.__name__] = value
+    for penalty in cfg.penalties:
+        scale = penalty_scale if penalty.curriculum else 1.0
+        value = penalty.weight * scale * penalty.fn(s) * dt
+        terms[penalty.fn.__name__] = value
         total += value
     # A non-finite state (a diverged simulation) must not poison the batch's statistics.
     total = np.nan_to_num(total, nan=0.0, posinf=0.0, neginf=0.0)

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import check_output_folder
 from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig, to_jsonable
@@ -57,6 +58,7 @@ def train_track(
     env_cfg = TrackingEnvConfig() if env_cfg is None else env_cfg
     ppo_cfg = PPOConfig() if ppo_cfg is None else ppo_cfg
     run_dir = Path(run_dir)
+    check_output_folder(run_dir)
     previous = run_dir / "config.json"
     if previous.exists() and json.loads(previous.read_text()).get("ppo_backend") == "rsl-rl":
         raise ConfigError(f"{run_dir}: holds a run trained with --ppo rsl-rl; resume it with that, or use a new folder")

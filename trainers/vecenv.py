@@ -10,7 +10,8 @@ Shapes (N environments, O actor obs, C critic obs, A actions), all CPU torch ten
   ``"observations": {"critic": (N, C)}`` and ``"episode": {name: float}`` (means over the
   episodes that ended this step). Environments that are done are already reset: the returned
   observation is the first of their next episode.
-* optional ``update_curricula() -> None``, called once per training iteration.
+* optional ``update_curricula() -> None``, called once per training iteration; optional curriculum state
+  (:class:`CurriculumState`), saved in checkpoints and restored on resume.
 
 This is rsl_rl 2.x's contract; rsl-rl-lib ≥ 3 wraps observations in a ``TensorDict`` with
 groups ``{"policy": obs, "critic": critic_obs}`` — a ten-line adapter over this interface.
@@ -36,3 +37,21 @@ class VecEnv(Protocol):
     def get_observations(self) -> tuple[torch.Tensor, dict]: ...
 
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict]: ...
+
+
+@runtime_checkable
+class CurriculumState(Protocol):
+    """The curriculum state an environment may carry (``TrackingEnv`` does): what checkpoints save and resumes
+    restore. ``isinstance`` checks only that both attributes exist."""
+
+    penalty_scale: float
+    """Current multiplier of the curriculum-scaled penalty terms."""
+    termination_distance_m: float
+    """Current mean point distance beyond which an episode ends [m]."""
+
+
+@runtime_checkable
+class Resettable(Protocol):
+    """An environment that can reset all its environments at once (``TrackingEnv`` can; the runner never does)."""
+
+    def reset(self) -> tuple[torch.Tensor, dict]: ...

@@ -11,12 +11,14 @@ free-flyer Lie group, frame Jacobians and limit constraints with tested code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import mink
-import mujoco
 import numpy as np
 
 from robots.registry import RobotSpec
+
+if TYPE_CHECKING:
+    import mujoco
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,11 @@ class FrameByFrameIK:
     _DT = 1.0  # mink's integration step; with dt = 1 a velocity is a configuration step.
 
     def __init__(self, model: mujoco.MjModel, robot: RobotSpec, config: IkConfig = IkConfig()):
+        # mink (and MuJoCo) load here, not at import: importing the package for the whole-sequence solver
+        # or for IkConfig should not pay their import time (0.3 s).
+        import mink
+
+        self._mink = mink
         self.model = model
         self.robot = robot
         self.config = config
@@ -61,6 +68,7 @@ class FrameByFrameIK:
         self.limits = [mink.ConfigurationLimit(model)]
 
     def _set_targets(self, points_w: np.ndarray, frames_rot_w: np.ndarray) -> None:
+        mink = self._mink
         identity = mink.SO3.identity()
         for task, pos in zip(self.point_tasks, points_w):
             task.set_target(mink.SE3.from_rotation_and_translation(identity, pos))
@@ -68,7 +76,7 @@ class FrameByFrameIK:
             task.set_target(mink.SE3.from_rotation_and_translation(mink.SO3.from_matrix(rot), np.zeros(3)))
 
     def _iterate(self, max_iters: int) -> int:
-        cfg = self.config
+        cfg, mink = self.config, self._mink
         for it in range(max_iters):
             vel = mink.solve_ik(
                 self.configuration, self.tasks, self._DT, cfg.solver, damping=cfg.damping, limits=self.limits
@@ -79,6 +87,8 @@ class FrameByFrameIK:
         return max_iters
 
     def initial_qpos(self, pelvis_pos_w: np.ndarray, pelvis_rot_w: np.ndarray) -> np.ndarray:
+        import mujoco
+
         q = self.model.qpos0.copy()
         q[:3] = pelvis_pos_w
         mujoco.mju_mat2Quat(q[3:7], np.ascontiguousarray(pelvis_rot_w).reshape(-1))

@@ -117,6 +117,28 @@ def _accumulate(H, g, cols, ncols, row, w2, res):
             H[ca, cb] += ra * row[cb]
 
 
+@numba.njit(cache=_CACHE, fastmath=False)
+def _chain_cols(ka, kb, anc, anc_n, mark, cols):
+    """Fill `cols` with the columns a residual of points ka and kb (kb = −1: one point) can touch: the root's
+    six and both points' ancestor joints; return their count. Rows are zero elsewhere, and the rank-one
+    updates cost the square of this count instead of the square of the full width."""
+    for c in range(6):
+        cols[c] = c
+    nc = 6
+    for k in (ka, kb):
+        if k < 0:
+            continue
+        for m in range(anc_n[k]):
+            c = 6 + anc[k, m]
+            if not mark[c]:
+                mark[c] = True
+                cols[nc] = c
+                nc += 1
+    for i in range(6, nc):
+        mark[cols[i]] = False
+    return nc
+
+
 class TreeArrays(NamedTuple):
     """The kinematic tree as the kernel reads it (see :class:`retarget.tree_kinematics.TreeKinematics`)."""
 
@@ -170,11 +192,13 @@ class FrameTargets(NamedTuple):
     segment_weight: np.ndarray
     frame_rot_w: np.ndarray
     frame_weight: np.ndarray
+    """(T, F, 3) per component of the world-frame rotation error (x, y: tilt; z: heading)."""
     sole_floor_check: np.ndarray
 
 
 class OneSided(NamedTuple):
-    """The one-sided (floor, collision) residuals: scales, and which rows are switched on."""
+    """The one-sided (floor, collision) residuals: scales, which rows are switched on, and their
+    augmented-Lagrangian shifts."""
 
     floor_margin_m: float
     """Height swing soles keep above the floor [m]."""
@@ -182,21 +206,40 @@ class OneSided(NamedTuple):
     collision_weight: float
     sticky: bool
     """Once true, a row switched on stays on (the solver's last iterations, so they cannot oscillate)."""
+    augmented: bool
+    """Update each switched-on row's shift by its remaining violation (augmented Lagrangian)."""
     floor_on: np.ndarray
     """(T, S) bool, updated in place."""
     sphere_on: np.ndarray
     """(T, Q) bool, updated in place."""
     pair_on: np.ndarray
     """(T, K) bool, updated in place."""
+    floor_shift_m: np.ndarray
+    """(T, S) [m] ≥ 0, updated in place: how far beyond the constraint each row aims."""
+    sphere_shift_m: np.ndarray
+    """(T, Q) [m], as ``floor_shift_m``."""
+    pair_shift_m: np.ndarray
+    """(T, K) [m], as ``floor_shift_m``."""
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
-def _switched_on(violated, sticky, on, t, i):
-    """Whether row (t, i) counts: violated now, or (sticky) ever since the rows became sticky."""
-    if sticky:
-        on[t, i] = on[t, i] or violated
-        return on[t, i]
-    return violated
+def _one_sided_residual(violation, sticky, augmented, on, shift, t, i):
+    """Residual (≥ 0) of one-sided row (t, i) whose constraint is violated by `violation` [m] (negative:
+    satisfied), or −1 when the row is off.
+
+    A penalty row alone balances the tracking pull at a residual violation, and switches off as soon
+    as a step overshoots, so it flips from one iteration to the next. The augmented-Lagrangian shift
+    (λ/w² of the row) grows by the violation left after each step while the row is on, so the row aims
+    past the constraint by just what the pull needs and stays on (shift > 0) once the point sits on it;
+    it shrinks back when the point moves away for good, and the row switches off at shift 0."""
+    if augmented and on[t, i]:
+        shift[t, i] = max(0.0, shift[t, i] + violation)
+    r = violation + shift[t, i]
+    now = r > 0.0 or (sticky and on[t, i])
+    on[t, i] = now
+    if not now:
+        return -1.0
+    return max(r, 0.0)
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -223,7 +266,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
     )
     frm_rot, frm_w, sole_check = targets.frame_rot_w, targets.frame_weight, targets.sole_floor_check
     floor_margin, floor_w, col_w = one_sided.floor_margin_m, one_sided.floor_weight, one_sided.collision_weight
-    sticky = one_sided.sticky
+    sticky, augmented = one_sided.sticky, one_sided.augmented
     T, D = dof.shape
     n = 6 + D
     N = pt_joint.shape[0]
@@ -237,7 +280,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
     J2 = np.zeros((3, n))
     row = np.zeros(n)
     cols = np.empty(n, dtype=np.int64)
-    all_cols = np.arange(n)
+    mark = np.zeros(n, dtype=np.bool_)
     E = np.empty((3, 3))
     M = np.empty((3, 3))
     ORI = np.empty((3, 3))
@@ -285,48 +328,53 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             ka, kb = seg_a[s], seg_b[s]
             _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J)
             _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J2)
+            nc = _chain_cols(ka, kb, anc, anc_n, mark, cols)
             for a in range(3):
                 for c in range(n):
                     row[c] = J[a, c] - J2[a, c]
-                _accumulate(Ht, gt, all_cols, n, row, w2, seg_vec[t, s, a] - (pos[kb, a] - pos[ka, a]))
+                _accumulate(Ht, gt, cols, nc, row, w2, seg_vec[t, s, a] - (pos[kb, a] - pos[ka, a]))
             _clear(J, kb, anc, anc_n)
             _clear(J2, ka, anc, anc_n)
         # Tracked orientations: world-frame error log(R_target Rᵀ); J = [0, I, ancestor axes].
         for f in range(F):
-            w2 = frm_w[t, f] ** 2
             k = P + S + Q + f
             pj = pt_joint[k]
             PR = rr if pj < 0 else R[pj]
             _mm3(PR, pt_rot_j[k], ORI)
             _mm3t(frm_rot[t, f], ORI, E)
             _so3_log(E, e)
+            nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
             for a in range(3):
                 row[:] = 0.0
                 row[3 + a] = 1.0
                 for m in range(anc_n[k]):
                     row[6 + anc[k, m]] = jaxis[anc[k, m], a]
-                _accumulate(Ht, gt, all_cols, n, row, w2, e[a])
+                _accumulate(Ht, gt, cols, nc, row, frm_w[t, f, a] ** 2, e[a])
         # Floor: sole points (swing feet keep a margin; stance soles are held by their contact targets).
         fw2 = floor_w * floor_w
         for s in range(S):
             k = P + s
             margin = floor_margin if sole_check[t, s] else 0.0
             z = pos[k, 2]
-            if _switched_on(z < margin, sticky, one_sided.floor_on, t, s):
-                res = max(margin - z, 0.0)
-                violation = max(violation, res)
+            violation = max(violation, margin - z)
+            res = _one_sided_residual(margin - z, sticky, augmented, one_sided.floor_on, one_sided.floor_shift_m, t, s)
+            if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-                _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
+                nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
+                _accumulate(Ht, gt, cols, nc, J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
         # Collision spheres stay above the floor too (hands, knees in a crawl).
         for q in range(Q):
             k = P + S + q
             z = pos[k, 2]
-            if _switched_on(z < proxy_r[q], sticky, one_sided.sphere_on, t, q):
-                res = max(proxy_r[q] - z, 0.0)
-                violation = max(violation, res)
+            violation = max(violation, proxy_r[q] - z)
+            res = _one_sided_residual(
+                proxy_r[q] - z, sticky, augmented, one_sided.sphere_on, one_sided.sphere_shift_m, t, q
+            )
+            if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-                _accumulate(Ht, gt, all_cols, n, J[2], fw2, res)
+                nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
+                _accumulate(Ht, gt, cols, nc, J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
         # Arm spheres pushed out of body spheres along the line of their centres.
         cw2 = col_w * col_w
@@ -334,17 +382,20 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             ka, kb = P + S + pair_a[c], P + S + pair_b[c]
             dx, dy, dz = pos[ka, 0] - pos[kb, 0], pos[ka, 1] - pos[kb, 1], pos[ka, 2] - pos[kb, 2]
             dist = np.sqrt(dx * dx + dy * dy + dz * dz)
-            if not _switched_on(dist < pair_clear[c], sticky, one_sided.pair_on, t, c):
+            violation = max(violation, pair_clear[c] - dist)
+            res = _one_sided_residual(
+                pair_clear[c] - dist, sticky, augmented, one_sided.pair_on, one_sided.pair_shift_m, t, c
+            )
+            if res < 0.0:
                 continue
-            res = max(pair_clear[c] - dist, 0.0)
-            violation = max(violation, res)
             inv = 1.0 / max(dist, 1e-9)
             nx, ny, nz = dx * inv, dy * inv, dz * inv
             _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J)
             _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J2)
             for col in range(n):
                 row[col] = nx * (J[0, col] - J2[0, col]) + ny * (J[1, col] - J2[1, col]) + nz * (J[2, col] - J2[2, col])
-            _accumulate(Ht, gt, all_cols, n, row, cw2, res)
+            nc = _chain_cols(ka, kb, anc, anc_n, mark, cols)
+            _accumulate(Ht, gt, cols, nc, row, cw2, res)
             _clear(J, ka, anc, anc_n)
             _clear(J2, kb, anc, anc_n)
     return violation

@@ -149,6 +149,7 @@ def build_sequence_problem(
     point_weight = np.full(point_pos.shape[:2], config.position_weight)
     frame_rot = frame_targets_rot_w.copy()
     frame_weight = np.full(frame_rot.shape[:2], config.orientation_weight)
+    frame_yaw_weight = frame_weight.copy()
     for foot in range(2):
         # A swing foot may not aim below the height at which its flat sole touches the floor.
         swing = ~feet.stance[:, foot]
@@ -158,6 +159,7 @@ def build_sequence_problem(
         point_weight[on, ankle_idx[foot]] = config.contact_position_weight
         frame_rot[on, foot_frame_idx[foot]] = feet.foot_rot_w[on, foot]
         frame_weight[on, foot_frame_idx[foot]] = config.contact_orientation_weight
+        frame_yaw_weight[on, foot_frame_idx[foot]] = config.contact_heading_weight
     sole_counts = [len(robot.sole_points_b(link)) for link in robot.foot_links]
     sole_check = np.concatenate(
         [np.repeat(~feet.stance[:, foot : foot + 1], count, axis=1) for foot, count in enumerate(sole_counts)], axis=1
@@ -177,6 +179,7 @@ def build_sequence_problem(
             point_weight,
             frame_rot,
             frame_weight,
+            frame_yaw_weight=frame_yaw_weight,
             segment_vec_w=shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a],
             segment_weight=np.tile(_segment_weights(config), (num_frames, 1)),
             sole_floor_check=sole_check,

@@ -74,20 +74,21 @@ def evaluate_library(
     return results
 
 
-def _finite_or_none(value):
+def finite_or_none(value):
+    """``value`` with every non-finite float (NaN: a metric with no frames to measure) replaced by None, for JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _finite_or_none(v) for k, v in value.items()}
+        return {k: finite_or_none(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite_or_none(v) for v in value]
+        return [finite_or_none(v) for v in value]
     return value
 
 
 def report_dict(clips: list[ClipMetrics], config: MetricsConfig = MetricsConfig(), **extra) -> dict:
     """JSON-ready report: config, per-clip metrics, and their mean and median (NaN written as null)."""
     summary = summarize(clips)
-    return _finite_or_none(
+    return finite_or_none(
         {
             **extra,
             "config": dataclasses.asdict(config),

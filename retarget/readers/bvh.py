@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from retarget.errors import ConfigError, MotionFileError
 
@@ -158,6 +157,9 @@ def read_bvh(path: str | Path, config: BvhConfig = BvhConfig()) -> BvhMotion:
     path = Path(path)
     if not path.is_file():
         raise MotionFileError(path, "file does not exist")
+    # scipy.spatial costs 0.2-0.4 s to import: only BVH reading loads it, not every retargeting process.
+    from scipy.spatial.transform import Rotation
+
     joints, frames, frame_time = _parse(path, path.read_text(errors="replace"))
     scale = UNITS_M[config.unit]
     num_frames, num_joints = len(frames), len(joints)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from retarget.errors import MotionFileError
-from retarget.safe_pickle import _RestrictedUnpickler
+from retarget.safe_pickle import ExtraGlobals, restricted_load
 
 _TORCH_HINT = "reading it needs torch: pip install torch==2.13.0 (the package's 'video' extra)"
 
@@ -43,23 +43,19 @@ def _storage_from_bytes(path: Path) -> Callable[[bytes], Any]:
     return load
 
 
-class _ResultUnpickler(_RestrictedUnpickler):
-    def find_class(self, module: str, name: str) -> Any:
-        path = Path(self.filename or "")
-        if (module, name) == ("collections", "defaultdict"):
-            return collections.defaultdict
-        if (module, name) == ("builtins", "dict"):
-            return dict
-        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
-            return _torch(path)._utils._rebuild_tensor_v2
-        if (module, name) == ("torch.storage", "_load_from_bytes"):
-            return _storage_from_bytes(path)
-        return super().find_class(module, name)
+def _result_globals(path: Path) -> ExtraGlobals:
+    """The globals WHAM's and TRAM's layouts need beyond numpy's (torch only when a file holds tensors)."""
+    return {
+        ("collections", "defaultdict"): lambda: collections.defaultdict,
+        ("builtins", "dict"): lambda: dict,
+        ("torch._utils", "_rebuild_tensor_v2"): lambda: _torch(path)._utils._rebuild_tensor_v2,
+        ("torch.storage", "_load_from_bytes"): lambda: _storage_from_bytes(path),
+    }
 
 
 def _unpickle(path: Path, fobj: Any) -> Any:
     try:
-        return _ResultUnpickler(str(path), fobj, ensure_native_byte_order=True).load()
+        return restricted_load(fobj, path, _result_globals(path))
     except MotionFileError:
         raise
     except (

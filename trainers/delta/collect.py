@@ -56,7 +56,7 @@ def collect_rollouts(
     env.termination_distance_m = SUCCESS_DISTANCE_M
     frames: list[dict[str, np.ndarray]] = []
     active = np.ones(n, dtype=bool)
-    alive = []
+    alive: list[np.ndarray] = []
     obs, _ = env.get_observations()
     while active.any():
         s = env.state
@@ -78,10 +78,10 @@ def collect_rollouts(
         alive.append(active.copy())
         obs, _, dones, _ = env.step(torch.as_tensor(action, dtype=torch.float32))
         active &= ~dones.numpy()
-    alive = np.stack(alive)
+    alive_mask = np.stack(alive)  # (T, N) environment n still running at frame t
     out: dict[str, Trajectory] = {}
     for i in range(n):
-        rows = np.flatnonzero(alive[:, i])
+        rows = np.flatnonzero(alive_mask[:, i])
         pick = {k: np.stack([frames[t][k][i] for t in rows]) for k in frames[0]}
         ref = references[clip_ids[i]]
         out[f"{ref.name}__{i % episodes}"] = Trajectory(

@@ -235,6 +235,7 @@ class LearnedDelta:
                 previous_target=bool(p.get("previous_target", LEGACY_FILE_PREVIOUS_TARGET)),
             )
             _check_model_kind(cfg.model)
+            model: torch.nn.Module
             if cfg.model == "per_joint_linear":
                 model = PerJointLinear(p["model"]["columns"].numpy())
             else:
@@ -328,6 +329,7 @@ def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tupl
     names = load_robot_spec().joint_names
     ids = joint_ids(cfg.joints, names)
     x_norm = (x - mean) / std
+    model: torch.nn.Module
     if cfg.model == "per_joint_linear":
         model = fit_per_joint_ridge(x_norm, y, own_columns(ids, len(names), cfg.previous_target), cfg.ridge)
     else:

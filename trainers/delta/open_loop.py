@@ -75,9 +75,9 @@ def analytic_gap(
             args = (traj.pd_target[t], traj.dof_pos[t], traj.dof_vel[t], traj.root_quat_w[t], traj.root_ang_vel_w[t])
             got.append(learned.delta_target(*args)[ids])
             want.append(soft_joint_delta_target(traj.pd_target[t], traj.dof_pos[t], kp_ratio)[ids])
-    got, want = np.array(got) / action_scale, np.array(want) / action_scale
+    got_a, want_a = np.array(got) / action_scale, np.array(want) / action_scale  # in action units
     return {
-        "analytic_rms": float(np.sqrt((want**2).mean())),
-        "gap_rms": float(np.sqrt(((got - want) ** 2).mean())),
-        "corr": float(np.corrcoef(got.ravel(), want.ravel())[0, 1]),
+        "analytic_rms": float(np.sqrt((want_a**2).mean())),
+        "gap_rms": float(np.sqrt(((got_a - want_a) ** 2).mean())),
+        "corr": float(np.corrcoef(got_a.ravel(), want_a.ravel())[0, 1]),
     }

@@ -36,6 +36,9 @@ def own_columns(joint_ids: np.ndarray, num_dof: int, previous_target: bool) -> n
 class PerJointLinear(torch.nn.Module):
     """δ_k = Σ_c W[k, c]·x[:, cols[k, c]] + b[k] for output joint k (x: normalized features)."""
 
+    columns: torch.Tensor
+    """(J, C) registered buffer: feature columns of each output joint (declared for type checkers)."""
+
     def __init__(self, columns: np.ndarray):
         super().__init__()
         self.register_buffer("columns", torch.as_tensor(np.asarray(columns), dtype=torch.long))

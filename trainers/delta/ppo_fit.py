@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from retarget.atomic_io import check_output_folder
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collection import Trajectory
 from trainers.delta.learned import DeltaMLP, LearnedDelta, LearnedDeltaConfig
@@ -85,14 +86,18 @@ def fit_ppo_delta(
 ) -> tuple[LearnedDelta, list[dict]]:
     """Train π^Δ with PPO on a collection; the model and the per-iteration rows of the runner."""
     cfg = DeltaPPOConfig() if cfg is None else cfg
+    if run_dir is not None:
+        check_output_folder(run_dir)
     torch.manual_seed(cfg.seed)
     env = DeltaReplayEnv(trajs, cfg.num_envs, cfg.env)
     if run_dir is not None:
         Path(run_dir).mkdir(parents=True, exist_ok=True)
     runner = OnPolicyRunner(env, cfg.ppo, run_dir, meta={"kind": "delta_ppo", "joints": cfg.env.joints})
+    output_layer = runner.policy.actor.net[-1]
+    assert isinstance(output_layer, torch.nn.Linear)  # mlp() ends in a Linear
     with torch.no_grad():
-        runner.policy.actor.net[-1].weight.mul_(cfg.initial_output_scale)
-        runner.policy.actor.net[-1].bias.zero_()
+        output_layer.weight.mul_(cfg.initial_output_scale)
+        output_layer.bias.zero_()
     rows = runner.learn(cfg.iterations, on_iteration=on_iteration, checkpoint_every=max(cfg.iterations, 1))
     return actor_to_learned(runner, env, cfg.env.joints), rows
 

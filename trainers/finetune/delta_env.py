@@ -35,6 +35,7 @@ class DeltaActionEnv(TrackingEnv):
         nominal = super().pd_targets(action, ref_next)
         if not hasattr(self, "_qpos"):  # called before the batch exists (never, today): no state to read
             return nominal
+        assert self.previous_nominal_target is not None  # set by every reset, the first in the constructor
         delta = self.delta(
             nominal,
             self._qpos[:, self.qpos_adr].copy(),

@@ -26,15 +26,17 @@ from pathlib import Path
 import torch
 
 from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import check_output_folder
 from retarget.batch.record import file_sha256
 from retarget.errors import ConfigError
 from robots.registry import load_robot_spec
 from trainers.delta.dynamics import DeltaDynamics
 from trainers.env import TrackingEnv
-from trainers.finetune.delta_actions import load_delta_action
+from trainers.finetune.delta_actions import DeltaAction, load_delta_action
 from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
 from trainers.policy_io import find_checkpoint
+from trainers.ppo.config import ppo_config_from_jsonable
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.real.model import build_real_model
 from trainers.real.profiles import get_profile
@@ -79,16 +81,25 @@ def finetune_policy(
 
     if sim not in SIMULATORS:
         raise ConfigError(f"--sim {sim!r}: valid choices are {', '.join(SIMULATORS)}")
-    if sim == "delta" and delta is None:
-        raise ConfigError("fine-tuning in the delta simulator needs --delta DELTA.pt (or analytic:PROFILE)")
-    if sim == "dynamics" and delta is None:
-        raise ConfigError("fine-tuning in the delta-dynamics simulator needs --delta DYNAMICS.pt")
-    if sim == "real" and real_profile is None:
-        raise ConfigError("fine-tuning in the real simulator (Oracle) needs --real PROFILE")
-    delta_action = load_delta_action(delta, seed) if sim == "delta" else None
-    dynamics = DeltaDynamics.load(delta) if sim == "dynamics" else None
-    # An unknown profile fails before anything is written.
-    other_engine = sim == "real" and get_profile(real_profile).engine != "mujoco"
+    check_output_folder(run_dir)
+    # What the chosen simulator needs, checked and loaded before anything is written.
+    delta_action: DeltaAction | None = None
+    dynamics: DeltaDynamics | None = None
+    real_name: str | None = None  # the "real" profile run as the simulator (sim == "real" only)
+    if sim == "delta":
+        if delta is None:
+            raise ConfigError("fine-tuning in the delta simulator needs --delta DELTA.pt (or analytic:PROFILE)")
+        delta_action = load_delta_action(delta, seed)
+    elif sim == "dynamics":
+        if delta is None:
+            raise ConfigError("fine-tuning in the delta-dynamics simulator needs --delta DYNAMICS.pt")
+        dynamics = DeltaDynamics.load(delta)
+    elif sim == "real":
+        if real_profile is None:
+            raise ConfigError("fine-tuning in the real simulator (Oracle) needs --real PROFILE")
+        get_profile(real_profile)  # an unknown profile fails here
+        real_name = real_profile
+    other_engine = real_name is not None and get_profile(real_name).engine != "mujoco"
     ckpt = find_checkpoint(policy_run)
     base_config = ckpt.parent / "config.json"
     base = json.loads(base_config.read_text())
@@ -99,19 +110,20 @@ def finetune_policy(
         # Domain randomization edits MuJoCo's model, which another engine does not read (and its state ignores
         # MuJoCo-side pushes): that robot is fine-tuned as it is, without randomization.
         env_cfg = dataclasses.replace(env_cfg, domain_rand=dataclasses.replace(env_cfg.domain_rand, enabled=False))
-    ppo_cfg = _ppo_config(base["ppo"])
+    ppo_cfg = ppo_config_from_jsonable(base["ppo"])
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     nominal = build_real_model("nominal", env_cfg.sim)
     refs = load_references(library, nominal, load_robot_spec(env_cfg.sim.robot), clip)
     n = int(base.get("num_envs", 64) if num_envs is None else num_envs)
-    if sim == "delta":
+    env: TrackingEnv
+    if delta_action is not None:
         env = DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
-    elif sim == "dynamics":
+    elif dynamics is not None:
         env = DeltaDynamicsEnv(refs, n, env_cfg, seed=seed, model=nominal, dynamics=dynamics)
     else:
-        model = nominal if sim == "nominal" else build_real_model(real_profile, env_cfg.sim)
+        model = nominal if real_name is None else build_real_model(real_name, env_cfg.sim)
         env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
     delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
     record = {
@@ -121,11 +133,11 @@ def finetune_policy(
         "delta": str(delta) if sim in ("delta", "dynamics") else None,
         "delta_name": getattr(delta_action, "name", None),
         "delta_sha256": file_sha256(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
-        "real_profile": str(real_profile) if sim == "real" else None,
+        "real_profile": real_name,
         "iterations": iterations,
         "domain_rand": env_cfg.domain_rand.enabled,
-        "real_profile_sha256": file_sha256(Path(real_profile))
-        if sim == "real" and str(real_profile).endswith(".json")
+        "real_profile_sha256": file_sha256(Path(real_name))
+        if real_name is not None and real_name.endswith(".json")
         else None,
     }
     # The config actually run (its rewards rebuilt from the pre-trained run's), so the record cannot drift from it.
@@ -145,22 +157,17 @@ def finetune_policy(
         previous = json.loads((run_dir / "config.json").read_text()).get("finetune", {})
         if previous.get("base_sha256") != record["base_sha256"]:
             raise ConfigError(f"{run_dir}: holds a fine-tuning of another checkpoint; use a new folder")
-        record["base_iteration"] = previous["base_iteration"]
+        base_iteration = int(previous["base_iteration"])
         runner.load(run_dir / "model_last.pt")
     else:
         runner.load(ckpt)
-        record["base_iteration"] = runner.iteration
-    record["target_iteration"] = record["base_iteration"] + iterations
+        base_iteration = runner.iteration
+    target_iteration = base_iteration + iterations
+    record["base_iteration"], record["target_iteration"] = base_iteration, target_iteration
     atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
     start = runner.iteration
-    remaining = max(0, record["target_iteration"] - start)
+    remaining = max(0, target_iteration - start)
     rows = runner.learn(remaining, on_iteration=on_iteration, checkpoint_every=checkpoint_every) if remaining else []
     if rows:
         plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
     return FinetuneResult(run_dir, rows, start, resumed)
-
-
-def _ppo_config(ppo: dict):
-    from trainers.ppo.config import PPOConfig
-
-    return PPOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ppo.items()})

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import check_output_folder
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
 from trainers.delta.defaults import DEFAULT_PREVIOUS_TARGET
@@ -49,6 +50,7 @@ def run_loop(
     cfg = LoopConfig() if cfg is None else cfg
     get_profile(profile)  # fail before any work on an unknown profile
     run = Path(run_dir)
+    check_output_folder(run)
     run.mkdir(parents=True, exist_ok=True)
     prov = Provenance(run / "provenance.json")
     motion_ref = file_ref(motion)
@@ -157,8 +159,9 @@ def run_loop(
 
     # 3. fine-tune in the nominal simulator + frozen Δa.
     ft_dir, ft_ckpt = run / "finetune", run / "finetune" / "model_last.pt"
+    policy_ref = file_ref(pre_ckpt)
     ft_inputs = {
-        "policy": file_ref(pre_ckpt),
+        "policy": policy_ref,
         "delta": file_ref(delta),
         "motion": motion_ref,
         "clip": clip,
@@ -174,10 +177,7 @@ def run_loop(
         from trainers.finetune.finetune import finetune_policy
 
         old = ft_dir / "config.json"
-        if (
-            old.exists()
-            and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != ft_inputs["policy"]["sha256"]
-        ):
+        if old.exists() and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != policy_ref["sha256"]:
             shutil.rmtree(ft_dir)  # a fine-tuning of an older pre-trained policy: start again from the new one
         res = finetune_policy(
             pre_dir,

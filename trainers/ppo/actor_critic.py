@@ -18,6 +18,11 @@ def mlp(num_in: int, hidden: tuple[int, ...], num_out: int) -> nn.Sequential:
 class RunningNorm(nn.Module):
     """Observation normalization by running mean and variance (updated only while training)."""
 
+    # Registered buffers (saved in the state dict); declared so type checkers see tensors, not modules.
+    mean: torch.Tensor
+    var: torch.Tensor
+    count: torch.Tensor
+
     def __init__(self, size: int, eps: float = 1e-2):
         super().__init__()
         self.register_buffer("mean", torch.zeros(size))
@@ -44,7 +49,8 @@ class Actor(nn.Module):
 
     def __init__(self, num_obs: int, num_actions: int, hidden: tuple[int, ...], normalize: bool):
         super().__init__()
-        self.norm = RunningNorm(num_obs) if normalize else nn.Identity()
+        self.num_obs = num_obs
+        self.norm: RunningNorm | nn.Identity = RunningNorm(num_obs) if normalize else nn.Identity()
         self.net = mlp(num_obs, hidden, num_actions)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
@@ -66,13 +72,15 @@ class ActorCritic(nn.Module):
     ):
         super().__init__()
         self.actor = Actor(num_obs, num_actions, tuple(actor_hidden), normalize_obs)
-        self.critic_norm = RunningNorm(num_critic_obs) if normalize_obs else nn.Identity()
+        self.critic_norm: RunningNorm | nn.Identity = RunningNorm(num_critic_obs) if normalize_obs else nn.Identity()
         self.critic = mlp(num_critic_obs, tuple(critic_hidden), 1)
         self.log_std = nn.Parameter(torch.full((num_actions,), float(torch.log(torch.tensor(init_noise_std)))))
 
     def update_normalization(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> None:
+        # Both are RunningNorm or both Identity (one ``normalize_obs`` flag builds them).
         if isinstance(self.actor.norm, RunningNorm):
             self.actor.norm.update(obs)
+        if isinstance(self.critic_norm, RunningNorm):
             self.critic_norm.update(critic_obs)
 
     def distribution(self, obs: torch.Tensor) -> torch.distributions.Normal:

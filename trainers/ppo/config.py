@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from trainers.config import lists_as_tuples
 
 
 @dataclass(frozen=True)
@@ -46,3 +49,8 @@ class PPOConfig:
     """Clip the value update as PPO2 does."""
     torch_threads: int = 1
     """Threads torch may use. 1: on a small shared CPU, more threads make the update several times slower."""
+
+
+def ppo_config_from_jsonable(record: dict[str, Any]) -> PPOConfig:
+    """The :class:`PPOConfig` a run's config.json records under ``"ppo"``."""
+    return PPOConfig(**lists_as_tuples(record))

@@ -17,7 +17,7 @@ from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.algorithm import PPO
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.storage import RolloutStorage
-from trainers.vecenv import VecEnv
+from trainers.vecenv import CurriculumState, VecEnv
 
 CURVE_FIELDS = (
     "iteration",
@@ -124,8 +124,8 @@ class OnPolicyRunner:
             row["episode_terms"] = {k: float(np.mean(v)) for k, v in sorted(episode_terms.items())}
             rows.append(row)
             if self.run_dir is not None:
-                self._append_curve(row)
-                self._append_terms(row)
+                append_learning_curve(self.run_dir / "learning_curve.csv", row)
+                _append_terms(self.run_dir, row)
                 if self.iteration % checkpoint_every == 0:
                     self.save(self.run_dir / f"model_{self.iteration}.pt")
             if on_iteration is not None:
@@ -135,14 +135,6 @@ class OnPolicyRunner:
         if self.run_dir is not None:
             self.save(self.run_dir / "model_last.pt")
         return rows
-
-    def _append_terms(self, row: dict) -> None:
-        """Per-term episode sums (mean over the episodes that ended), one JSON line per iteration."""
-        with (self.run_dir / "episode_terms.jsonl").open("a") as f:
-            f.write(json.dumps({"iteration": row["iteration"], **row["episode_terms"]}) + "\n")
-
-    def _append_curve(self, row: dict) -> None:
-        append_learning_curve(self.run_dir / "learning_curve.csv", row)
 
     def save(self, path: str | Path) -> None:
         payload = {
@@ -168,10 +160,16 @@ class OnPolicyRunner:
         self.alg.optimizer.load_state_dict(payload["optimizer"])
         self.iteration, self.env_steps, self.wall_s = payload["iteration"], payload["env_steps"], payload["wall_s"]
         self.alg.learning_rate = payload["learning_rate"]
-        if hasattr(self.env, "penalty_scale"):
+        if isinstance(self.env, CurriculumState):
             self.env.penalty_scale = payload["penalty_scale"]
             self.env.termination_distance_m = payload["termination_distance_m"]
         return payload
+
+
+def _append_terms(run_dir: Path, row: dict) -> None:
+    """Per-term episode sums (mean over the episodes that ended), one JSON line per iteration."""
+    with (run_dir / "episode_terms.jsonl").open("a") as f:
+        f.write(json.dumps({"iteration": row["iteration"], **row["episode_terms"]}) + "\n")
 
 
 def append_learning_curve(path: Path, row: dict) -> None:
