@@ -24,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robots.registry import load_robot_spec
 from trainers.real import pybullet_hulls
+from trainers.real.batch import make_batch
 from trainers.real.model import build_real_model
-from trainers.real.pybullet_engine import PybulletBatch, _c_output_silenced, make_batch
+from trainers.real.pybullet_engine import PybulletBatch, _c_output_silenced
 from trainers.real.pybullet_workers import PybulletWorkers
 from trainers.sim_model import default_joint_pos
 

@@ -9,8 +9,8 @@ pytest.importorskip("pybullet")
 
 from robots.registry import load_robot_spec
 from trainers.real import pybullet_hulls
+from trainers.real.batch import make_batch
 from trainers.real.model import build_real_model
-from trainers.real.pybullet_engine import make_batch
 from trainers.sim_model import default_joint_pos
 
 

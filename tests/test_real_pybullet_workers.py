@@ -8,8 +8,9 @@ import pytest
 pytest.importorskip("pybullet")
 
 from robots.registry import load_robot_spec
+from trainers.real.batch import make_batch
 from trainers.real.model import build_real_model
-from trainers.real.pybullet_engine import MIN_ENVS_PER_WORKER, PybulletBatch, make_batch
+from trainers.real.pybullet_engine import MIN_ENVS_PER_WORKER, PybulletBatch
 from trainers.real.pybullet_workers import PybulletWorkers
 from trainers.sim_model import default_joint_pos
 

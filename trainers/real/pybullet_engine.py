@@ -3,7 +3,7 @@
 A profile named ``pybullet:<profile>`` (``pybullet`` alone: ``pybullet:nominal``) compiles the same
 MuJoCo model as ``<profile>`` — that model carries the PD gains, torque limits, joint friction and
 damping and the torso mass the profile sets — and marks it with a text element, :data:`ENGINE_TEXT`.
-Whoever steps a marked model (:func:`make_batch` for the tracking environment, the
+Whoever steps a marked model (:func:`trainers.real.batch.make_batch` for the tracking environment, the
 :class:`~trainers.real.stepper.PdRobot`) gets a :class:`PybulletBatch`: the robot is loaded into
 PyBullet from the same URDF, with PyBullet's own contact model (its mesh collision shapes against a
 plane, its solver, its friction), and the MuJoCo model only serves as the kinematic mirror that
@@ -37,7 +37,6 @@ import numpy as np
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
 from trainers.real import pybullet_hulls
-from trainers.real.profiles import OTHER_ENGINE
 
 ENGINE_TEXT = "asap_real_engine"
 """Name of the MuJoCo text element whose data names the engine that plays a marked model."""
@@ -80,21 +79,6 @@ def _model_text(model: mujoco.MjModel, name: str) -> str:
         return ""
     start = int(model.text_adr[i])
     return bytes(model.text_data[start : start + int(model.text_size[i]) - 1]).decode()
-
-
-def make_batch(model: mujoco.MjModel, nsim: int, nthread: int = 0) -> Any:
-    """The batch that steps ``nsim`` copies of ``model``: MuJoCo's own, or PyBullet's for a marked model (in
-    ``nthread`` worker processes when that is more than one, :mod:`trainers.real.pybullet_workers`)."""
-    if model_engine(model) == OTHER_ENGINE:
-        workers = min(nthread, nsim // MIN_ENVS_PER_WORKER)
-        if workers > 1:
-            from trainers.real.pybullet_workers import PybulletWorkers
-
-            return PybulletWorkers(model, nsim, workers)
-        return PybulletBatch(model, nsim)
-    import mujoco.batch
-
-    return mujoco.batch.Batch(model, nsim, nthread=nthread, persistent=True)
 
 
 def _add_armature(client: Any, body: int, link: int, armature_kgm2: float) -> None:
