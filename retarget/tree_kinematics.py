@@ -120,18 +120,20 @@ class TreeKinematics:
         return origin, rot, axis_w
 
     def _attached(self, root_pos_w, root_rot_w, frames):
+        """Positions (T, P, 3) of the tracked points and orientations (T, F, 3, 3) of the tracked frames:
+        only what is tracked of each (the rotations of the many points are never needed)."""
         origin, rot, _ = frames
         # Index 0 of the extended arrays is the root, 1.. the revolute joints.
         all_rot = np.concatenate([root_rot_w[:, None], rot], axis=1)
         all_pos = np.concatenate([root_pos_w[:, None], origin], axis=1)
-        parent_rot = all_rot[:, self.point_joint + 1]
-        pos = all_pos[:, self.point_joint + 1] + np.einsum("tkab,kb->tka", parent_rot, self.point_pos_j)
-        return pos, parent_rot @ self.point_rot_j
+        P = self.num_points
+        point_joint = self.point_joint[:P] + 1
+        pos = all_pos[:, point_joint] + np.einsum("tkab,kb->tka", all_rot[:, point_joint], self.point_pos_j[:P])
+        return pos, all_rot[:, self.point_joint[P:] + 1] @ self.point_rot_j[P:]
 
     def forward(self, root_pos_w, root_rot_w, dof):
         """Tracked point positions (T, P, 3) and tracked frame orientations (T, F, 3, 3)."""
-        pos, ori = self._attached(root_pos_w, root_rot_w, self.joint_frames(root_pos_w, root_rot_w, dof))
-        return pos[:, : self.num_points], ori[:, self.num_points :]
+        return self._attached(root_pos_w, root_rot_w, self.joint_frames(root_pos_w, root_rot_w, dof))
 
     def jacobians(self, root_pos_w, root_rot_w, dof, num_dense: int | None = None):
         """Tracked positions and orientations with their Jacobians w.r.t. the tangent increment.
@@ -146,9 +148,8 @@ class TreeKinematics:
         """
         frames = self.joint_frames(root_pos_w, root_rot_w, dof)
         origin, _, axis_w = frames
-        pos_all, ori_all = self._attached(root_pos_w, root_rot_w, frames)
+        pos, ori = self._attached(root_pos_w, root_rot_w, frames)
         P = self.num_points
-        pos, ori = pos_all[:, :P], ori_all[:, P:]
         cache = (root_pos_w, origin, axis_w, pos)
         dense = P if num_dense is None else num_dense
         t, k = np.meshgrid(np.arange(dof.shape[0]), np.arange(dense), indexing="ij")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.contact_targets import foot_targets, sagittal_lean_rad, tilt_within_ankle_range
+from retarget.contact_targets import foot_targets, sagittal_lean_rad, stance_phases, tilt_within_ankle_range
 from retarget.ik.sequence import PointLayout, SequenceIkConfig, SequenceTargets
 from retarget.tree_kinematics import TreeKinematics
 from robots.registry import RobotSpec
@@ -150,7 +150,12 @@ def build_sequence_problem(
     frame_rot = frame_targets_rot_w.copy()
     frame_weight = np.full(frame_rot.shape[:2], config.orientation_weight)
     frame_yaw_weight = frame_weight.copy()
+    heading_phase = np.full(frame_rot.shape[:2], -1)
+    num_phases = 0
     for foot in range(2):
+        for start, end in stance_phases(feet.stance[:, foot]):
+            heading_phase[start:end, foot_frame_idx[foot]] = num_phases
+            num_phases += 1
         # A swing foot may not aim below the height at which its flat sole touches the floor.
         swing = ~feet.stance[:, foot]
         point_pos[swing, ankle_idx[foot], 2] = np.maximum(point_pos[swing, ankle_idx[foot], 2], ankle_height_flat)
@@ -183,6 +188,7 @@ def build_sequence_problem(
             segment_vec_w=shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a],
             segment_weight=np.tile(_segment_weights(config), (num_frames, 1)),
             sole_floor_check=sole_check,
+            heading_phase=heading_phase,
         ),
         initial_state=init,
         vertical_shift_m=feet.vertical_shift_m,

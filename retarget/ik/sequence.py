@@ -49,15 +49,25 @@ class SequenceIkConfig:
     """Scale of the leg-segment vector residuals (thigh, shank) [1/m]."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
-    contact_position_weight: float = 10.0
-    """Scale of the stance-foot position residual [1/m] (keeps the foot in place, on the floor)."""
-    contact_orientation_weight: float = 3.0
-    """Scale of the stance-foot flatness residual (roll and pitch) [1/rad]."""
+    contact_position_weight: float = 14.0
+    """Scale of the stance-foot position residual [1/m] (keeps the foot in place, on the floor). At 10 the
+    foot origin drifts under the pull of the leg targets (stance sliding 0.20 cm/s median over the 39 clips
+    with the heading hold; 14: 0.14); 20 gives 0.10 but bends the thighs and raises the joint accelerations
+    (see docs/retarget_quality_speed.md)."""
+    contact_orientation_weight: float = 4.0
+    """Scale of the stance-foot flatness residual (roll and pitch) [1/rad]. 4 rather than 3 to match the
+    heavier position weight, which otherwise tilts stance feet up to 0.53° where the ankle pitch is busy."""
     contact_heading_weight: float = 0.5
     """Scale of the stance-foot heading residual (rotation about the vertical) [1/rad]. Lighter than the
     flatness: the G1's ankle has no yaw, so a stance foot's heading is the whole leg's, and holding it to the
     human foot's heading (toes turned out more than the knee) swings the knee sideways off the human's and
     tilts the shank (3.0 here: shank error 2.92° over the 39 clips, 0.5: 2.74°; the official retargets 2.80°)."""
+    contact_heading_hold_weight: float | None = 1.0
+    """After the keyframe pass, each stance phase's heading target becomes the robot foot's own mean heading
+    over the phase (in the interpolated keyframe solution, found with ``contact_heading_weight``), at this
+    weight in the fine pass [1/rad]: the foot keeps one heading through the stance (a turning foot slides)
+    without being turned to the human toes' heading. None: the human heading at ``contact_heading_weight``
+    (sliding 0.28 cm/s median over the 39 clips; with 1.0 and the position weight 14: 0.14 cm/s)."""
     ankle_pitch_margin_rad: float | None = 0.05
     """Stance feet stay flat unless the human shank leans further than the ankle pitch range minus this
     margin allows; then the foot pitches just enough (heel or toe lifted, see
@@ -92,8 +102,16 @@ class SequenceIkConfig:
     """Floor and collision violations up to this are accepted [m]."""
     keyframe_stride: int = 6
     """Every this many frames a keyframe is solved first; 1 disables the coarse pass."""
+    coarse_keyframe_factor: int = 3
+    """The keyframe pass starts from a coarser one over every this-many-th keyframe (every 18th frame at the
+    defaults), solved from the rest pose; then it needs only ``keyframe_refine_iterations``. From the rest
+    pose, the stride-6 pass needed 15-22 iterations; the two levels together need a third fewer full-clip
+    iteration equivalents and end closer to the human on every limb segment (thigh 2.99° → 2.94°, forearm
+    3.90° → 3.83°). 1: one level."""
     keyframe_iterations: int = 15
-    """Gauss-Newton iterations of the keyframe pass (from the rest pose)."""
+    """Gauss-Newton iterations of the coarsest keyframe pass (from the rest pose)."""
+    keyframe_refine_iterations: int = 4
+    """Gauss-Newton iterations of a keyframe pass that starts from a coarser one."""
     keyframe_extra_iterations: int = 10
     """Further keyframe iterations allowed while a floor or collision constraint is still violated (as
     ``extra_iterations``, for the keyframe pass)."""
@@ -147,6 +165,9 @@ class SequenceTargets:
     sole_floor_check: np.ndarray
     """(T, S) True where a sole point is kept above the floor by the floor residual (swing feet; stance
     feet are held on the floor by their contact targets)."""
+    heading_phase: np.ndarray
+    """(T, F) int: which stance phase a stance-foot frame target belongs to (numbered over the clip), −1 for
+    every other frame target; used to hold one heading per stance phase."""
 
 
 class WholeSequenceIK:
@@ -327,27 +348,46 @@ class WholeSequenceIK:
         # BLAS threads fight each other on these small problems (and with a batch's other
         # workers): one thread is many times faster than two on a loaded machine.
         with _blas_controller().limit(limits=1, user_api="blas"):
-            stride = self.config.keyframe_stride
             num_frames = targets.point_pos_w.shape[0]
-            coarse_iterations = 0
-            if stride > 1 and num_frames > 2 * stride:
-                # Coarse to fine: solve every `stride`-th frame from the rest pose (cheap: 1/stride of the
-                # frames, where large moves such as a deep squat need many iterations), then start the
-                # full clip from the interpolated keyframe solution, which needs only a few.
+            coarse_iterations = 0.0
+            previous: tuple[tuple, np.ndarray] | None = None
+            for stride in self._keyframe_strides(num_frames):
+                # Coarse to fine: solve every `stride`-th frame (cheap: 1/stride of the frames, where large
+                # moves such as a deep squat need many iterations), each level from the interpolated solution
+                # of the coarser one (the coarsest from the rest pose); the full clip then needs only a few.
                 keys = np.unique(np.r_[np.arange(0, num_frames, stride), num_frames - 1])
-                coarse, coarse_iterations = self._solve(
+                if previous is None:
+                    start, planned = tuple(a[keys] for a in init), self.config.keyframe_iterations
+                else:
+                    start, planned = _interpolate_state(*previous, keys), self.config.keyframe_refine_iterations
+                coarse, used = self._solve(
                     _take(targets, keys),
                     fps / stride,
-                    tuple(a[keys] for a in init),
-                    self.config.keyframe_iterations,
+                    start,
+                    planned,
                     max_step=self.config.keyframe_max_step,
                     extra_iterations=self.config.keyframe_extra_iterations,
                 )
-                init = _interpolate_state(coarse, keys, num_frames)
+                coarse_iterations += used / stride
+                previous = (coarse, keys)
+            if previous is not None:
+                init = _interpolate_state(*previous, np.arange(num_frames))
+                if self.config.contact_heading_hold_weight is not None:
+                    targets = _hold_stance_headings(
+                        targets, self.kin.forward(*init)[1], self.config.contact_heading_hold_weight
+                    )
             state, iterations = self._solve(
                 targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
             )
-            return state, iterations + coarse_iterations / stride
+            return state, iterations + coarse_iterations
+
+    def _keyframe_strides(self, num_frames: int) -> list[int]:
+        """Strides of the keyframe passes, coarsest first; each needs more than two strides of frames."""
+        stride, factor = self.config.keyframe_stride, self.config.coarse_keyframe_factor
+        if stride <= 1:
+            return []
+        strides = [stride * factor, stride] if factor > 1 else [stride]
+        return [s for s in strides if num_frames > 2 * s]
 
     def _solve(
         self, targets: SequenceTargets, fps: float, init, max_iterations: int, max_step: float, extra_iterations: int
@@ -394,10 +434,34 @@ def _take(targets: SequenceTargets, frames: np.ndarray) -> SequenceTargets:
     return SequenceTargets(*(getattr(targets, f.name)[frames] for f in dataclasses.fields(SequenceTargets)))
 
 
-def _interpolate_state(state, keys: np.ndarray, num_frames: int):
-    """Keyframe states to every frame: lerp positions and joints, slerp the root rotation."""
+def _hold_stance_headings(targets: SequenceTargets, frame_rot_w: np.ndarray, weight: float) -> SequenceTargets:
+    """Targets whose stance-foot headings are, per stance phase, the circular mean heading of `frame_rot_w`
+    (T, F, 3, 3: the tracked frames of a solution) over the phase, weighted by `weight` [1/rad]. Each target
+    is turned about the vertical, so a pitched (heel- or toe-lifted) target keeps its pitch."""
+    t, f = np.nonzero(targets.heading_phase >= 0)
+    if len(t) == 0:
+        return targets
+    phase = targets.heading_phase[t, f]
+    solved = np.arctan2(frame_rot_w[t, f, 1, 0], frame_rot_w[t, f, 0, 0])
+    num_phases = int(phase.max()) + 1
+    sin_sum = np.bincount(phase, np.sin(solved), num_phases)
+    mean = np.arctan2(sin_sum, np.bincount(phase, np.cos(solved), num_phases))[phase]
+    rot = targets.frame_rot_w.copy()
+    turn = mean - np.arctan2(rot[t, f, 1, 0], rot[t, f, 0, 0])
+    c, s = np.cos(turn), np.sin(turn)
+    rz = np.zeros((len(t), 3, 3))
+    rz[:, 0, 0], rz[:, 0, 1], rz[:, 1, 0], rz[:, 1, 1], rz[:, 2, 2] = c, -s, s, c, 1.0
+    rot[t, f] = rz @ rot[t, f]
+    yaw_weight = targets.frame_yaw_weight.copy()
+    yaw_weight[t, f] = weight
+    return dataclasses.replace(targets, frame_rot_w=rot, frame_yaw_weight=yaw_weight)
+
+
+def _interpolate_state(state, keys: np.ndarray, frames: np.ndarray):
+    """Keyframe states (at frame indices `keys`) at the frame indices `frames`: lerp positions and joints,
+    slerp the root rotation."""
     root_pos, root_rot, dof = state
-    t = np.arange(num_frames)
+    t = frames
     lerp = lambda a: np.stack([np.interp(t, keys, a[:, i]) for i in range(a.shape[1])], axis=1)
     idx = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, len(keys) - 2)
     alpha = ((t - keys[idx]) / (keys[idx + 1] - keys[idx]))[:, None]
