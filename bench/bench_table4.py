@@ -1,27 +1,32 @@
 """The paper's Table IV in our setting: stage-3 baselines and ASAP, each fine-tuned policy deployed alone in a
 "real" profile.
 
-    python bench/bench_table4.py --policy RUN --motion LIB.pkl --real soft_ankles_delay --seeds 0,1,2 \\
-        --iterations 30 --num-envs 64 --episodes 6 --eval-episodes 8 --heldout-clip NAME -o /tmp/table4
+    python bench/bench_table4.py --policy RUN --motion LIB.pkl --real combined,pybullet:combined --seeds 0,1,2 \\
+        --iterations 50 --num-envs 64 --episodes 6 --eval-episodes 8 -o /tmp/table4
 
-One set of "real" rollouts of the pre-trained policy (``--episodes``, the first from phase 0, the
-rest from random phases) fits every correction: ASAP's learned Δa, SysID (Kp per joint group, delay,
-torso mass), DeltaDynamics (a learned state residual); ActionNoise uses Gaussian noise of the
+``--real`` takes a comma list of "real" robots (MuJoCo profiles, or ``pybullet:<profile>`` played by PyBullet);
+each gets everything below on its own, in its own subfolder of the output (``combined/``,
+``pybullet_combined/``). One set of "real" rollouts of the pre-trained policy (``--episodes``, the first from
+phase 0, the rest from random phases) fits every correction: ASAP's learned Δa, SysID (Kp per joint group,
+delay, torso mass), DeltaDynamics (a learned state residual); ActionNoise uses Gaussian noise of the
 learned Δa's RMS. Each method then fine-tunes the pre-trained policy for the same budget per seed:
 
   Vanilla (no fine-tuning) · Continued (nominal simulator) · ActionNoise · SysID · DeltaDynamics ·
-  ASAP (nominal + frozen Δa) · Oracle (the profile itself)
+  ASAP (nominal + frozen Δa) · Oracle (the robot itself; without domain randomization in PyBullet)
 
-and every resulting policy runs alone in the profile from phase 0 under ``--eval-episodes``
-randomized physics draws that are the same for every policy (matched starts, held out from the
-fitting rollouts). Printed: success, Eg-mpjpe, Empjpe, Eacc, Evel and clip completion, mean ± std
-over seeds, and the share of the Vanilla→Oracle gap (Eg-mpjpe, success, completion) each method
-closes. With ``--heldout-clip``, the corrections fitted on the trained clip are scored on another
-clip's rollouts: RMS of the one-step prediction error of each corrected simulator (the reference:
-the nominal simulator). With ``--corrections-from DIR`` nothing is fitted: the corrections of an
-earlier run on another clip (its ``delta.pt``, ``sysid.json``, ``dynamics.pt``) fine-tune this
-clip's policy — Table IV "on a clip not used to fit Δa" — and are scored one step on this policy's
-own real rollouts. Writes ``table4.json`` and ``table4.png`` to the output folder.
+and every resulting policy runs alone in the robot from phase 0 under ``--eval-episodes`` matched episodes, the
+same for every policy and held out from the fitting rollouts: randomized physics in a MuJoCo robot, randomized
+start joint angles in a PyBullet one (its model cannot be randomized). Printed: success, Eg-mpjpe, Empjpe, Eacc,
+Evel and clip completion, mean ± std over seeds, and the share of the Vanilla→Oracle gap (success, Eg-mpjpe,
+completion) each method closes with a 95 % bootstrap interval over seeds and evaluation episodes
+(:mod:`table4_stats`), and the paired difference ASAP − SysID (and ASAP − Continued). With ``--heldout-clip``, the
+corrections fitted on the trained clip are scored on another clip's rollouts: RMS of the one-step prediction error
+of each corrected simulator (the reference: the nominal simulator). With ``--corrections-from DIR`` nothing is
+fitted: the corrections of an earlier run on another clip (its ``delta.pt``, ``sysid.json``, ``dynamics.pt`` of the
+same robot) fine-tune this clip's policy — Table IV "on a clip not used to fit Δa" — and are scored one step on
+this policy's own real rollouts. Writes ``table4.json`` (per robot: fits, per-seed and per-episode results, gap
+shares and intervals, fine-tuning wall and CPU seconds) and ``table4.png`` (one row per robot) to the output
+folder; ``bench/table4_report.py`` pools several of them (one per clip).
 """
 
 from __future__ import annotations
@@ -39,6 +44,19 @@ from joblib import Parallel, delayed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from table4_stats import (
+    COMPARED,
+    DEFAULT_REPLICATES,
+    ORDER,
+    SHARE_METRICS,
+    GapShare,
+    episode_samples,
+    format_share,
+    gap_share,
+    share_difference,
+)
+
+from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
@@ -46,27 +64,34 @@ from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
 from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_on_labels, transition_labels
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.delta.sysid import identify
+from trainers.evaluate import summarize_episodes
 from trainers.finetune.finetune import finetune_policy
-from trainers.finetune.real_eval import evaluate_in_profile
+from trainers.finetune.real_eval import rollouts_in_profile
+from trainers.metrics import tracking_metrics
 from trainers.observations import rotate_to_base
 from trainers.policy_io import load_policy, snapshot_run
 from trainers.real.model import build_real_model
-from trainers.real.profiles import save_profile
+from trainers.real.profiles import UnknownProfileError, get_profile, save_profile
 from trainers.reference import load_references
 
 METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "evel_mm_per_frame", "completion")
 CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt")
-ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "Oracle")
+MIN_START_NOISE_RAD = 0.02
+"""Start-pose joint noise [rad] of the evaluation episodes in a robot of another engine, when the training's is
+smaller (episodes that start alike in a deterministic engine would be one episode counted several times)."""
 
 
-def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model: str) -> dict:
-    """Fit Δa, SysID and Δs on the same rollouts; the noise level matching Δa's RMS."""
+def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model: str, fit: set[str]) -> dict:
+    """Fit Δa (always: ASAP, and the noise level matching its RMS), and of SysID ("sysid"), Δs ("dynamics") and
+    the other Δa model kinds ("kinds") those ``fit`` names, all on the same rollouts."""
     t = time.perf_counter()
     cfg = LearnedDeltaConfig(joints=joints, previous_target=True, model=delta_model)
     x, y = transition_labels(trajs, cfg)
-    for kind in MODEL_KINDS:  # every kind on the same labels, for the held-out comparison; ASAP uses delta_model's
+    kinds = MODEL_KINDS if "kinds" in fit else (delta_model,)
+    for kind in kinds:  # every kind on the same labels, for the held-out comparison; ASAP uses delta_model's
         fitted, stats = fit_on_labels(x, y, dataclasses.replace(cfg, model=kind))
-        fitted.save(out / f"delta_{kind}.pt")
+        if "kinds" in fit:
+            fitted.save(out / f"delta_{kind}.pt")
         if kind == delta_model:
             delta, dstats = fitted, stats
     delta.save(out / "delta.pt")
@@ -80,34 +105,59 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
         )
         / trajs[0].action_scale
     )
-    noise_std = float(np.sqrt((da**2).mean()))
-    t_delta = time.perf_counter() - t
-    t = time.perf_counter()
-    sysid = identify(trajs)
-    save_profile(sysid.profile, out / "sysid.json")
-    t_sysid = time.perf_counter() - t
-    t = time.perf_counter()
-    dyn, ystats = fit_delta_dynamics(trajs)
-    dyn.save(out / "dynamics.pt")
-    t_dyn = time.perf_counter() - t
-    return {
+    fits: dict = {
         "delta": dstats,
-        "delta_rms_action": noise_std,
-        "delta_s": round(t_delta, 1),
-        "sysid": sysid.parameters,
-        "sysid_rms": [sysid.rms_nominal, sysid.rms_identified],
-        "sysid_s": round(t_sysid, 1),
-        "dynamics": ystats,
-        "dynamics_s": round(t_dyn, 1),
+        "delta_rms_action": float(np.sqrt((da**2).mean())),
+        "delta_s": round(time.perf_counter() - t, 1),
     }
+    if "sysid" in fit:
+        t = time.perf_counter()
+        sysid = identify(trajs)
+        save_profile(sysid.profile, out / "sysid.json")
+        fits |= {
+            "sysid": sysid.parameters,
+            "sysid_rms": [sysid.rms_nominal, sysid.rms_identified],
+            "sysid_s": round(time.perf_counter() - t, 1),
+        }
+    if "dynamics" in fit:
+        t = time.perf_counter()
+        dyn, ystats = fit_delta_dynamics(trajs)
+        dyn.save(out / "dynamics.pt")
+        fits |= {"dynamics": ystats, "dynamics_s": round(time.perf_counter() - t, 1)}
+    return fits
 
 
-def reuse_corrections(source: Path, out: Path) -> dict:
-    """The corrections another bench run fitted (its Δa, SysID profile, Δs and noise level), copied into ``out``."""
-    optional = [f"delta_{k}.pt" for k in MODEL_KINDS if (source / f"delta_{k}.pt").is_file()]  # held-out comparison
+def corrections_needed(methods: set[str], heldout: bool) -> set[str]:
+    """What :func:`fit_corrections` must fit beyond Δa: what the methods fine-tune in, and everything for the
+    held-out one-step comparison."""
+    if heldout:
+        return {"sysid", "dynamics", "kinds"}
+    return {"sysid"} & {m.lower() for m in methods} | ({"dynamics"} if "DeltaDynamics" in methods else set())
+
+
+def reuse_corrections(source: Path, real: str, out: Path) -> dict:
+    """The corrections another bench run fitted for robot ``real`` (its Δa, SysID profile, Δs and noise level),
+    copied into ``out``. ``source`` is that run's output folder (one subfolder per robot) or, from a run of one
+    robot before robots had subfolders, the folder holding the files themselves."""
+    summary = json.loads((source / "table4.json").read_text())
+    if "robots" in summary:
+        if real not in summary["robots"]:
+            raise SystemExit(
+                f"{source / 'table4.json'}: no corrections for {real} (it has {', '.join(summary['robots'])})"
+            )
+        source, fits = source / robot_folder(real), summary["robots"][real]["fits"]
+    else:
+        fits = summary["fits"]
+    optional = [f"delta_{k}.pt" for k in MODEL_KINDS]  # the held-out comparison of Δa models
     for name in (*CORRECTION_FILES, *optional):
-        shutil.copyfile(source / name, out / name)
-    return json.loads((source / "table4.json").read_text())["fits"]
+        if name == "delta.pt" or (source / name).is_file():  # what that run fitted (Δa always)
+            shutil.copyfile(source / name, out / name)
+    return fits
+
+
+def robot_folder(real: str) -> str:
+    """Subfolder of the output for one "real" robot ('pybullet:combined' → 'pybullet_combined')."""
+    return real.replace(":", "_").replace("/", "_")
 
 
 def plans(out: Path, real: str, noise_std: float) -> dict[str, tuple[str, str | None, str | None]]:
@@ -124,9 +174,10 @@ def plans(out: Path, real: str, noise_std: float) -> dict[str, tuple[str, str | 
 
 def run_finetune(
     pre: Path, motion: str, clip: str | None, folder: Path, plan, iterations: int, num_envs: int, seed: int
-) -> float:
+) -> tuple[float, float]:
+    """Fine-tune one method for one seed; (wall, CPU) seconds it took (CPU: this process's, all threads)."""
     sim, delta, profile = plan
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     finetune_policy(
         pre,
         motion,
@@ -140,23 +191,56 @@ def run_finetune(
         seed=seed,
         num_threads=1,
     )
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - cpu
 
 
-def evaluate(folder: Path, refs, real: str, episodes: int) -> dict[str, float]:
+def evaluation_episodes(real: str, episodes: int, env_cfg) -> dict:
+    """How the matched evaluation episodes differ: randomized physics around a MuJoCo-played robot; for a robot
+    played by another engine (whose model MuJoCo cannot randomize) the training's start-pose joint noise."""
+    if episodes <= 1:
+        return {"domain_rand": False, "start_noise_rad": 0.0}
+    if get_profile(real).engine == "mujoco":
+        return {"domain_rand": True, "start_noise_rad": 0.0}
+    return {"domain_rand": False, "start_noise_rad": max(env_cfg.init_dof_noise_rad, MIN_START_NOISE_RAD)}
+
+
+def evaluate(folder: Path, refs, real: str, episodes: int) -> dict:
+    """Table metrics of the policy in ``folder`` alone in ``real`` over the matched episodes, and per episode
+    (``episodes``: success, Eg-mpjpe, frames, completion) for the confidence intervals."""
     loaded = load_policy(folder)
-    m, per_clip = evaluate_in_profile(
-        loaded.policy.act_inference,
-        refs,
-        real,
-        loaded.env_cfg,
-        episodes_per_clip=episodes,
-        seed=100,
-        domain_rand=episodes > 1,
+    draws = evaluation_episodes(real, episodes, loaded.env_cfg)
+    runs, clip_ids, dt_s = rollouts_in_profile(
+        loaded.policy.act_inference, refs, real, loaded.env_cfg, episodes_per_clip=episodes, seed=100, **draws
     )
-    row = {k: float(getattr(m, k)) for k in METRICS if k != "completion"}
-    row["completion"] = float(per_clip[0].mean_episode_fraction)
+    m, per_clip = summarize_episodes(refs, clip_ids, runs, dt_s)
+    row: dict = {k: float(getattr(m, k)) for k in METRICS if k != "completion"}
+    row["completion"] = float(np.mean([c.mean_episode_fraction for c in per_clip]))
+    singles = [tracking_metrics([e]) for e in runs]
+    clip_frames = [refs[c].duration_s / dt_s + 1 for c in clip_ids]
+    row["episodes"] = {
+        "success_rate": [s.success_rate for s in singles],
+        "eg_mpjpe_mm": [s.eg_mpjpe_mm for s in singles],
+        "frames": [s.num_frames for s in singles],
+        "completion": [min(len(e[0]) / f, 1.0) for e, f in zip(runs, clip_frames)],
+    }
     return row
+
+
+def gap_shares_with_ci(results: dict[str, list[dict]], replicates: int = DEFAULT_REPLICATES) -> dict:
+    """metric → method → share of the Vanilla→Oracle gap and its 95 % bootstrap interval (seeds × episodes);
+    metric → "A − B" → the paired difference of two methods' shares (:data:`COMPARED`, where both ran)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for key in SHARE_METRICS:
+        samples = {name: episode_samples(rows, key) for name, rows in results.items()}
+        out[key] = {}
+        for name in samples:
+            if name not in ("Vanilla", "Oracle"):
+                out[key][name] = dataclasses.asdict(gap_share([samples], name, replicates=replicates))
+        for a, b in COMPARED:
+            if a in samples and b in samples:
+                d = share_difference([samples], a, b, replicates=replicates)
+                out[key][f"{a} − {b}"] = dataclasses.asdict(d)
+    return out
 
 
 def with_delta(trajs: list[Trajectory], path: Path) -> list[Trajectory]:
@@ -189,11 +273,14 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
     rows = {
         "nominal": rms(plain.vector()),
         "Oracle": rms(predict_next(build_real_model(real), pairs).vector()),
-        "SysID": rms(predict_next(build_real_model(str(out / "sysid.json")), pairs).vector()),
     }
+    if (out / "sysid.json").is_file():
+        rows["SysID"] = rms(predict_next(build_real_model(str(out / "sysid.json")), pairs).vector())
     kinds = {f"ASAP Δa {k}": out / f"delta_{k}.pt" for k in MODEL_KINDS if (out / f"delta_{k}.pt").is_file()}
     for name, path in (kinds or {"ASAP": out / "delta.pt"}).items():
         rows[name] = rms(predict_next(nominal, transitions(with_delta(trajs, path))).vector())
+    if not (out / "dynamics.pt").is_file():
+        return rows
     dyn = DeltaDynamics.load(out / "dynamics.pt")
     # Rows in the order of transitions(trajs): every frame of each rollout but its last.
     ds = np.concatenate(
@@ -221,43 +308,164 @@ def heldout_one_step(trajs: list[Trajectory], out: Path, real: str) -> dict[str,
     return rows
 
 
-def plot(results: dict, path: Path, title: str) -> None:
+def plot(tables: dict[str, dict], path: Path, title: str) -> None:
+    """One row of bars per robot: Eg-mpjpe and completion, mean ± std over seeds, every seed a dot."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [n for n in ORDER if n in results]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    for ax, key, label in zip(
-        axes, ("eg_mpjpe_mm", "completion"), ("Eg-mpjpe [mm] (lower is better)", "clip completed (higher is better)")
-    ):
-        vals = [[r[key] for r in results[n]] for n in names]
-        ax.bar(
-            names,
-            [np.mean(v) for v in vals],
-            yerr=[np.std(v) for v in vals],
-            capsize=4,
-            color=["#888" if n in ("Vanilla", "Continued") else "#c44" if n == "ASAP" else "#48a" for n in names],
-        )
-        for i, v in enumerate(vals):
-            ax.scatter([i] * len(v), v, color="k", s=8, zorder=3)
-        ax.set_title(label)
-        ax.tick_params(axis="x", rotation=30)
-        ax.grid(axis="y", alpha=0.3)
+    fig, axes = plt.subplots(len(tables), 2, figsize=(11, 3.8 * len(tables)), squeeze=False)
+    for row_axes, (real, summary) in zip(axes, tables.items()):
+        results = summary["results"]
+        names = [n for n in ORDER if n in results]
+        for ax, key, label in zip(
+            row_axes,
+            ("eg_mpjpe_mm", "completion"),
+            ("Eg-mpjpe [mm] (lower is better)", "clip completed (higher is better)"),
+        ):
+            vals = [[r[key] for r in results[n]] for n in names]
+            ax.bar(
+                names,
+                [np.mean(v) for v in vals],
+                yerr=[np.std(v) for v in vals],
+                capsize=4,
+                color=["#888" if n in ("Vanilla", "Continued") else "#c44" if n == "ASAP" else "#48a" for n in names],
+            )
+            for i, v in enumerate(vals):
+                ax.scatter([i] * len(v), v, color="k", s=8, zorder=3)
+            ax.set_title(f"{real}: {label}")
+            ax.tick_params(axis="x", rotation=30)
+            ax.grid(axis="y", alpha=0.3)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
 
-def main() -> None:
+def print_table(real: str, results: dict[str, list[dict]], shares: dict, args) -> None:
+    print(
+        f"\n{real}, each policy alone, {args.eval_episodes} matched episodes from phase 0; mean ± std over "
+        f"seeds {args.seeds} (Vanilla: one policy)"
+    )
+    print("| method | success | Eg-mpjpe [mm] | Empjpe [mm] | Eacc [mm/frame²] | Evel [mm/frame] | clip completed |")
+    print("|---|---|---|---|---|---|---|")
+    for name in [n for n in ORDER if n in results]:
+        rows = results[name]
+        cells = []
+        for key in METRICS:
+            v = np.array([r[key] for r in rows])
+            fmt = "{:.0%}" if key in ("success_rate", "completion") else "{:.2f}" if "per_frame" in key else "{:.1f}"
+            cells.append(fmt.format(v.mean()) + (f" ± {fmt.format(v.std())}" if len(v) > 1 else ""))
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    if shares:
+        print("\nshare of the Vanilla→Oracle gap closed, [95 % bootstrap interval over seeds and episodes]:")
+        for key, by_method in shares.items():
+            gap = next(iter(by_method.values()))["gap"] if by_method else float("nan")
+            print(
+                f"  {key} (gap {gap:+.3g}): "
+                + ", ".join(f"{n} {format_share(GapShare(**g))}" for n, g in by_method.items())
+            )
+
+
+def run_robot(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -> dict:
+    """Fit (or reuse) the corrections in ``real``, fine-tune every method for every seed, evaluate: its summary."""
+    out.mkdir(parents=True, exist_ok=True)
+    if args.corrections_from:
+        fits = reuse_corrections(Path(args.corrections_from), real, out)
+        print(
+            f"[{real}] corrections (Δa, SysID, Δs, noise level) fitted in {args.corrections_from}, on rollouts of "
+            "another clip: none of them has seen this clip",
+            flush=True,
+        )
+    else:
+        t0 = time.perf_counter()
+        trajs = collect_rollouts(vanilla.policy.act_inference, refs, real, vanilla.env_cfg, args.episodes, seed=1)
+        write_collection(out / "collect.pkl", trajs)
+        frames = sum(t.num_frames for t in trajs.values())
+        print(
+            f"[{real}] collected {len(trajs)} rollouts ({frames} frames) in {time.perf_counter() - t0:.0f} s",
+            flush=True,
+        )
+        fit = corrections_needed(set(args.methods.split(",")), bool(args.heldout_clip))
+        fits = fit_corrections(out, list(trajs.values()), args.delta_joints, args.delta_model, fit)
+        fits["fitting_frames"] = frames
+        print(
+            f"[{real}] fits: Δa ({args.delta_model}, {args.delta_joints}) {fits['delta_s']} s, RMS "
+            f"{fits['delta_rms_action']:.3f} action units"
+            + (f"; SysID {fits['sysid_s']} s → {fits['sysid']}" if "sysid" in fits else "")
+            + (
+                f"; Δs {fits['dynamics_s']} s, explained variance {fits['dynamics']['explained_variance']:.2f}"
+                if "dynamics" in fits
+                else ""
+            ),
+            flush=True,
+        )
+    seeds = [int(s) for s in args.seeds.split(",")]
+    wanted = set(args.methods.split(","))
+    todo = [
+        (name, plan, seed)
+        for seed in seeds
+        for name, plan in plans(out, real, fits["delta_rms_action"]).items()
+        if name in wanted
+    ]
+    t0 = time.perf_counter()
+    costs = Parallel(n_jobs=args.jobs, verbose=0)(
+        delayed(run_finetune)(
+            pre, args.motion, args.clip, out / f"{name}_s{seed}", plan, args.iterations, args.num_envs, seed
+        )
+        for name, plan, seed in todo
+    )
+    print(
+        f"[{real}] {len(todo)} fine-tunings × {args.iterations} iterations × {args.num_envs} envs in "
+        f"{time.perf_counter() - t0:.0f} s (median {np.median([w for w, _ in costs]):.0f} s each, {args.jobs} jobs)",
+        flush=True,
+    )
+    finetune_cost = {f"{name}_s{seed}": {"wall_s": w, "cpu_s": c} for (name, _, seed), (w, c) in zip(todo, costs)}
+    results: dict[str, list[dict]] = {"Vanilla": [evaluate(pre, refs, real, args.eval_episodes)]}
+    for name, _, seed in todo:
+        results.setdefault(name, []).append(evaluate(out / f"{name}_s{seed}", refs, real, args.eval_episodes))
+    shares = gap_shares_with_ci(results) if "Oracle" in results else {}
+    print_table(real, results, shares, args)
+    summary = {
+        "fits": fits,
+        "evaluation": evaluation_episodes(real, args.eval_episodes, vanilla.env_cfg),
+        "results": results,
+        "gap_closed": {k: {n: g["share"] for n, g in v.items() if " − " not in n} for k, v in shares.items()},
+        "gap_share_ci": shares,
+        "finetune_cost": finetune_cost,
+    }
+    held = None
+    if args.corrections_from:  # this clip's own real rollouts were never fitted: score the corrections on them
+        held = collect_rollouts(vanilla.policy.act_inference, refs, real, vanilla.env_cfg, args.episodes, seed=2)
+        source = f"{args.clip or 'this library'} (Vanilla's rollouts"
+    elif args.heldout_clip:
+        held_refs = load_references(args.motion, nominal, load_robot_spec(), args.heldout_clip)
+        held = collect_rollouts(None, held_refs, real, vanilla.env_cfg, args.episodes, seed=2)
+        source = f"{args.heldout_clip} (zero-policy rollouts"
+    if held is not None:
+        one_step = heldout_one_step(list(held.values()), out, real)
+        summary["heldout_one_step_rms"] = one_step
+        print(
+            f"\n[{real}] held-out clip {source}, {sum(t.num_frames for t in held.values())} frames): one-step "
+            "prediction RMS (ratio to the nominal simulator)"
+        )
+        for name, v in one_step.items():
+            print(f"  {name:<26} {v:.5f}  ({v / one_step['nominal']:.2f}×)")
+    return summary
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", required=True)
     ap.add_argument("--motion", required=True)
     ap.add_argument("--clip", default=None)
     ap.add_argument("--heldout-clip", default=None, help="clip of the same library whose rollouts no fit sees")
-    ap.add_argument("--real", default="soft_ankles_delay")
+    ap.add_argument(
+        "--real",
+        default="soft_ankles_delay",
+        help="comma list of real robots, each with its own fits, fine-tunings, table (combined,pybullet:combined)",
+    )
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--num-envs", type=int, default=64)
@@ -273,102 +481,38 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--methods", default=",".join(ORDER[1:]), help="fine-tuned methods to run (Vanilla always)")
     ap.add_argument("-o", "--out", required=True)
-    args = ap.parse_args()
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_args(argv)
+    robots = [r.strip() for r in args.real.split(",") if r.strip()]
+    for real in robots:
+        try:
+            get_profile(real)
+        except UnknownProfileError as exc:
+            raise SystemExit(f"--real {real}: {exc}") from None
+    unknown = set(args.methods.split(",")) - set(ORDER[1:])
+    if unknown:
+        raise SystemExit(f"--methods: unknown {', '.join(sorted(unknown))}; valid: {', '.join(ORDER[1:])}")
     out = Path(args.out)
     pre = snapshot_run(args.policy, out / "pre")  # the source run may still be training
     vanilla = load_policy(pre)
     nominal = build_real_model("nominal", vanilla.env_cfg.sim)
     refs = load_references(args.motion, nominal, load_robot_spec(), args.clip)
-    if args.corrections_from:
-        fits = reuse_corrections(Path(args.corrections_from), out)
-        print(
-            f"corrections (Δa, SysID, Δs, noise level) fitted in {args.corrections_from}, on rollouts of another "
-            "clip: none of them has seen this clip",
-            flush=True,
-        )
-    else:
-        t0 = time.perf_counter()
-        trajs = collect_rollouts(vanilla.policy.act_inference, refs, args.real, vanilla.env_cfg, args.episodes, seed=1)
-        write_collection(out / "collect.pkl", trajs)
-        frames = sum(t.num_frames for t in trajs.values())
-        print(
-            f"collected {len(trajs)} rollouts ({frames} frames) in {args.real} in {time.perf_counter() - t0:.0f} s",
-            flush=True,
-        )
-        fits = fit_corrections(out, list(trajs.values()), args.delta_joints, args.delta_model)
-        print(
-            f"fits: Δa ({args.delta_model}, {args.delta_joints}) {fits['delta_s']} s, RMS "
-            f"{fits['delta_rms_action']:.3f} action units; SysID {fits['sysid_s']} s → {fits['sysid']}; Δs "
-            f"{fits['dynamics_s']} s, explained variance {fits['dynamics']['explained_variance']:.2f}",
-            flush=True,
-        )
-    seeds = [int(s) for s in args.seeds.split(",")]
-    wanted = set(args.methods.split(","))
-    todo = [
-        (name, plan, seed)
-        for seed in seeds
-        for name, plan in plans(out, args.real, fits["delta_rms_action"]).items()
-        if name in wanted
-    ]
-    t0 = time.perf_counter()
-    walls = Parallel(n_jobs=args.jobs, verbose=0)(
-        delayed(run_finetune)(
-            pre, args.motion, args.clip, out / f"{name}_s{seed}", plan, args.iterations, args.num_envs, seed
-        )
-        for name, plan, seed in todo
-    )
-    print(
-        f"{len(todo)} fine-tunings × {args.iterations} iterations × {args.num_envs} envs in "
-        f"{time.perf_counter() - t0:.0f} s (median {np.median(walls):.0f} s each, {args.jobs} jobs)",
-        flush=True,
-    )
-    results: dict[str, list[dict]] = {"Vanilla": [evaluate(pre, refs, args.real, args.eval_episodes)]}
-    for name, _, seed in todo:
-        results.setdefault(name, []).append(evaluate(out / f"{name}_s{seed}", refs, args.real, args.eval_episodes))
-    print(
-        f"\n{args.real}, each policy alone, {args.eval_episodes} matched episodes from phase 0; mean ± std over "
-        f"seeds {args.seeds} (Vanilla: one policy)"
-    )
-    print("| method | success | Eg-mpjpe [mm] | Empjpe [mm] | Eacc [mm/frame²] | Evel [mm/frame] | clip completed |")
-    print("|---|---|---|---|---|---|---|")
-    names = [n for n in ORDER if n in results]
-    for name in names:
-        rows = results[name]
-        cells = []
-        for key in METRICS:
-            v = np.array([r[key] for r in rows])
-            fmt = "{:.0%}" if key in ("success_rate", "completion") else "{:.2f}" if "per_frame" in key else "{:.1f}"
-            cells.append(fmt.format(v.mean()) + (f" ± {fmt.format(v.std())}" if len(v) > 1 else ""))
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    closed: dict[str, dict[str, float]] = {}
-    if "Oracle" in results:
-        print("\nshare of the Vanilla→Oracle gap closed (mean over seeds):")
-        for key in ("eg_mpjpe_mm", "success_rate", "completion"):
-            mean = {n: float(np.mean([r[key] for r in results[n]])) for n in names}
-            gap = mean["Oracle"] - mean["Vanilla"]
-            closed[key] = {n: (mean[n] - mean["Vanilla"]) / gap if abs(gap) > 1e-9 else float("nan") for n in names}
-            print(f"  {key} (gap {gap:+.3g}): " + ", ".join(f"{n} {closed[key][n]:.0%}" for n in names[1:-1]))
-    summary = {"args": vars(args), "fits": fits, "results": results, "gap_closed": closed}
-    held = None
-    if args.corrections_from:  # this clip's own real rollouts were never fitted: score the corrections on them
-        held = collect_rollouts(vanilla.policy.act_inference, refs, args.real, vanilla.env_cfg, args.episodes, seed=2)
-        source = f"{args.clip or 'this library'} (Vanilla's rollouts"
-    elif args.heldout_clip:
-        held_refs = load_references(args.motion, nominal, load_robot_spec(), args.heldout_clip)
-        held = collect_rollouts(None, held_refs, args.real, vanilla.env_cfg, args.episodes, seed=2)
-        source = f"{args.heldout_clip} (zero-policy rollouts"
-    if held is not None:
-        one_step = heldout_one_step(list(held.values()), out, args.real)
-        summary["heldout_one_step_rms"] = one_step
-        print(
-            f"\nheld-out clip {source}, {sum(t.num_frames for t in held.values())} frames): one-step prediction "
-            "RMS (ratio to the nominal simulator)"
-        )
-        for name, v in one_step.items():
-            print(f"  {name:<26} {v:.5f}  ({v / one_step['nominal']:.2f}×)")
-    (out / "table4.json").write_text(json.dumps(summary, indent=2, default=float))
-    plot(results, out / "table4.png", f"{args.real}: fine-tuned policies deployed alone ({len(seeds)} seeds)")
+    summary = {
+        "args": vars(args),
+        "clip": args.clip or (refs[0].name if len(refs) == 1 else Path(args.motion).stem),
+        "policy_iteration": vanilla.iteration,
+        "robots": {},
+    }
+    title = f"{summary['clip']}: fine-tuned policies deployed alone ({len(args.seeds.split(','))} seeds)"
+    for real in robots:  # the files are rewritten after each robot: a long run leaves the finished robots' tables
+        summary["robots"][real] = run_robot(args, real, out / robot_folder(real), pre, vanilla, refs, nominal)
+        atomic_write(out / "table4.json", lambda tmp: tmp.write_text(json.dumps(summary, indent=2, default=float)))
+        plot(summary["robots"], out / "table4.png", title)
     print(f"\nwrote {out / 'table4.json'}, {out / 'table4.png'}")
+    return summary
 
 
 if __name__ == "__main__":

@@ -13,10 +13,11 @@ from trainers.config import SimConfig
 from trainers.delta.collection import read_collection
 from trainers.delta.dynamics import transitions
 from trainers.delta.one_step import one_step_rms
+from trainers.real.batch import make_batch
 from trainers.real.bench import read_bench_log
 from trainers.real.model import build_real_model
 from trainers.real.profiles import UnknownProfileError, get_profile
-from trainers.real.pybullet_engine import make_batch, model_engine
+from trainers.real.pybullet_engine import model_engine
 from trainers.real.stepper import PdRobot
 from trainers.sim_model import default_joint_pos
 

@@ -19,8 +19,8 @@ from robots.registry import load_robot_spec
 from trainers import observations as obs_terms
 from trainers.config import ActionOffset, TrackingEnvConfig
 from trainers.randomization import push_velocity, randomize_batch
+from trainers.real.batch import make_batch
 from trainers.real.model import fill_batch_target_history
-from trainers.real.pybullet_engine import make_batch
 from trainers.reference import MotionReference, ReferenceFrame, body_layout, point_site_and_body_ids
 from trainers.sim_model import build_training_model, default_joint_pos, joint_addresses
 from trainers.state import TrackingState

@@ -6,7 +6,9 @@ Simulators (``sim``): ``delta`` the nominal G1 with the frozen Δa added to ever
 profile itself (the *Oracle* upper bound) or one identified from rollouts, a ``sysid.json``
 (*SysID*); ``dynamics`` the nominal G1 with a learned state residual Δs (*DeltaDynamics*). Same rewards,
 observations and PPO settings as pre-training (read from the pre-trained run's config.json);
-weights, optimizer, learning rate and curricula start from its checkpoint.
+weights, optimizer, learning rate and curricula start from its checkpoint. A "real" robot played by another
+physics engine (``pybullet:<profile>``) is fine-tuned without domain randomization: that randomization edits
+MuJoCo's model, which the other engine does not read.
 
 RUN2/ holds ``config.json`` (the pre-trained config plus a ``finetune`` record: base checkpoint,
 its sha256, the Δa spec and its sha256, the simulator), checkpoints and the learning curve — and
@@ -97,12 +99,17 @@ def finetune_policy(
             raise ConfigError("fine-tuning in the real simulator (Oracle) needs --real PROFILE")
         get_profile(real_profile)  # an unknown profile fails here
         real_name = real_profile
+    other_engine = real_name is not None and get_profile(real_name).engine != "mujoco"
     ckpt = find_checkpoint(policy_run)
     base_config = ckpt.parent / "config.json"
     base = json.loads(base_config.read_text())
     env_cfg = env_config_from_jsonable(base["env"], str(base_config))
     if num_threads is not None:
         env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=num_threads))
+    if other_engine and env_cfg.domain_rand.enabled:
+        # Domain randomization edits MuJoCo's model, which another engine does not read (and its state ignores
+        # MuJoCo-side pushes): that robot is fine-tuned as it is, without randomization.
+        env_cfg = dataclasses.replace(env_cfg, domain_rand=dataclasses.replace(env_cfg.domain_rand, enabled=False))
     ppo_cfg = ppo_config_from_jsonable(base["ppo"])
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -128,6 +135,7 @@ def finetune_policy(
         "delta_sha256": file_sha256(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
         "real_profile": real_name,
         "iterations": iterations,
+        "domain_rand": env_cfg.domain_rand.enabled,
         "real_profile_sha256": file_sha256(Path(real_name))
         if real_name is not None and real_name.endswith(".json")
         else None,

@@ -3,7 +3,7 @@
 A profile named ``pybullet:<profile>`` (``pybullet`` alone: ``pybullet:nominal``) compiles the same
 MuJoCo model as ``<profile>`` — that model carries the PD gains, torque limits, joint friction and
 damping and the torso mass the profile sets — and marks it with a text element, :data:`ENGINE_TEXT`.
-Whoever steps a marked model (:func:`make_batch` for the tracking environment, the
+Whoever steps a marked model (:func:`trainers.real.batch.make_batch` for the tracking environment, the
 :class:`~trainers.real.stepper.PdRobot`) gets a :class:`PybulletBatch`: the robot is loaded into
 PyBullet from the same URDF, with PyBullet's own contact model (its mesh collision shapes against a
 plane, its solver, its friction), and the MuJoCo model only serves as the kinematic mirror that
@@ -13,7 +13,8 @@ The PD law is the one of the MuJoCo actuators, τ = clip(Kp·(q* − q) − Kd·
 torque at every physics step (same step size, same number of physics steps per policy step). What
 PyBullet does differently, on purpose or because it cannot do otherwise:
 
-* contacts: mesh collision shapes and a sequential-impulse solver instead of MuJoCo's soft contacts;
+* contacts: the convex hulls of the collision meshes (:mod:`trainers.real.pybullet_hulls`) and a
+  sequential-impulse solver instead of MuJoCo's soft contacts;
 * the −Kd·q̇ term is explicit (MuJoCo's ``implicitfast`` integrates it implicitly);
 * rotor inertia (armature) has no PyBullet equivalent: it is added to the child link's principal inertia
   about every axis (:func:`_add_armature`), a heavier approximation than MuJoCo's joint-space armature;
@@ -35,7 +36,7 @@ import numpy as np
 
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
-from trainers.real.profiles import OTHER_ENGINE
+from trainers.real import pybullet_hulls
 
 ENGINE_TEXT = "asap_real_engine"
 """Name of the MuJoCo text element whose data names the engine that plays a marked model."""
@@ -44,6 +45,9 @@ ROBOT_TEXT = "asap_real_robot"
 DELAY_NUMERIC = "asap_real_delay_steps"
 """Name of the numeric element holding the actuation delay [physics steps] of a marked model."""
 _MASSLESS_KG = 1e-4
+MIN_ENVS_PER_WORKER = 8
+"""A PyBullet batch is split over worker processes only when each gets at least this many worlds (starting a
+worker costs about a second: a handful of evaluation episodes stays in one process)."""
 FLOOR_FRICTION = 1.0
 """Floor/foot friction coefficient in PyBullet (MuJoCo's default sliding friction is also 1)."""
 
@@ -75,15 +79,6 @@ def _model_text(model: mujoco.MjModel, name: str) -> str:
         return ""
     start = int(model.text_adr[i])
     return bytes(model.text_data[start : start + int(model.text_size[i]) - 1]).decode()
-
-
-def make_batch(model: mujoco.MjModel, nsim: int, nthread: int = 0) -> Any:
-    """The batch that steps ``nsim`` copies of ``model``: MuJoCo's own, or PyBullet's for a marked model."""
-    if model_engine(model) == OTHER_ENGINE:
-        return PybulletBatch(model, nsim)
-    import mujoco.batch
-
-    return mujoco.batch.Batch(model, nsim, nthread=nthread, persistent=True)
 
 
 def _add_armature(client: Any, body: int, link: int, armature_kgm2: float) -> None:
@@ -147,6 +142,7 @@ class PybulletBatch:
         self._pybullet = pybullet
 
     def _load_worlds(self, pybullet: Any, client_type: Any) -> None:
+        urdf = pybullet_hulls.hull_urdf(self.robot.urdf_path)  # the same convex shapes, 4× faster to load
         for _ in range(self.nsim):
             client = client_type(connection_mode=pybullet.DIRECT)
             client.setGravity(0.0, 0.0, -9.81)
@@ -156,7 +152,7 @@ class PybulletBatch:
                 floor = client.createMultiBody(0.0, plane)
                 client.changeDynamics(floor, -1, lateralFriction=FLOOR_FRICTION)
             body = client.loadURDF(
-                str(self.robot.urdf_path),
+                str(urdf),
                 self.root_pos_w.tolist(),
                 _xyzw(self.root_quat_w),
                 useFixedBase=self.fixed_base,
@@ -296,14 +292,22 @@ class PybulletBatch:
         return bool(np.isfinite(qpos).all() and np.isfinite(qvel).all())
 
     def _mirror(self, i: int) -> None:
-        """MuJoCo kinematics of the PyBullet state: what observations, rewards and metrics read."""
-        d, m = self.data[i], self.model
-        d.qpos[:], d.qvel[:], d.ctrl[:] = self._arrays["qpos"][i], self._arrays["qvel"][i], self._arrays["ctrl"][i]
-        mujoco.mj_kinematics(m, d)
-        mujoco.mj_comPos(m, d)
-        mujoco.mj_comVel(m, d)
-        for key in ("xpos", "xquat", "site_xpos", "cvel", "subtree_com"):
-            self._arrays[key][i] = getattr(d, key)
+        mirror_kinematics(self.model, self.data[i], self._arrays, i)
+
+
+MIRRORED = ("xpos", "xquat", "site_xpos", "cvel", "subtree_com")
+"""The kinematic outputs of MuJoCo's batch that the mirror of a PyBullet state provides."""
+
+
+def mirror_kinematics(model: mujoco.MjModel, data: mujoco.MjData, arrays: dict[str, np.ndarray], i: int) -> None:
+    """MuJoCo kinematics of simulation ``i``'s PyBullet state (bound ``qpos``, ``qvel``, ``ctrl``), written into
+    the bound outputs (:data:`MIRRORED`): what observations, rewards and metrics read."""
+    data.qpos[:], data.qvel[:], data.ctrl[:] = arrays["qpos"][i], arrays["qvel"][i], arrays["ctrl"][i]
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_comPos(model, data)
+    mujoco.mj_comVel(model, data)
+    for key in MIRRORED:
+        arrays[key][i] = getattr(data, key)
 
 
 @contextmanager

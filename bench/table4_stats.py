@@ -1,0 +1,191 @@
+"""Shares of the Vanilla→Oracle gap with bootstrap 95 % confidence intervals, for Table IV.
+
+A method's share of the gap for a metric is (M − V) / (O − V), with M, V, O the metric of the method, of
+Vanilla (the pre-trained policy) and of the Oracle. Each of them is measured on the same matched evaluation
+episodes (same physics draws or starts) for every fine-tuning seed. The interval is a percentile bootstrap
+that redraws both sources of noise:
+
+* the evaluation episodes: one redraw of episode indices per replicate, shared by every method, because the
+  episodes are matched (method and baseline see the same draw, so their pairing is kept);
+* the fine-tuning seeds: each method's seeds are redrawn on their own (different methods, independent runs).
+
+Several clips (strata) pool into one share: every clip is redrawn on its own and the pooled metric is the
+unweighted mean of the per-clip metrics, so a long clip does not outvote a short one.
+
+A metric of a group of episodes is the weighted mean of the per-episode values (weights: frames for
+Eg-mpjpe, which makes it the frame-weighted figure of the table; ones for success and completion).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_REPLICATES = 2000
+"""Bootstrap replicates per share (the 2.5 % and 97.5 % percentiles move by < 1 % of the gap beyond this)."""
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Per-episode values of one method on one clip."""
+
+    values: np.ndarray
+    """(seeds, episodes) metric of every evaluation episode of every fine-tuning seed."""
+    weights: np.ndarray
+    """(seeds, episodes) weight of each value (frames for a frame-weighted metric, else ones)."""
+
+    @staticmethod
+    def of(values, weights=None) -> Samples:
+        v = np.atleast_2d(np.asarray(values, dtype=float))
+        w = np.ones_like(v) if weights is None else np.atleast_2d(np.asarray(weights, dtype=float))
+        if v.shape != w.shape:
+            raise ValueError(f"values {v.shape} and weights {w.shape} differ in shape")
+        return Samples(v, w)
+
+    def mean(self, seeds: np.ndarray | None = None, episodes: np.ndarray | None = None) -> float:
+        v, w = self.values, self.weights
+        if seeds is not None:
+            v, w = v[seeds], w[seeds]
+        if episodes is not None:
+            v, w = v[:, episodes], w[:, episodes]
+        return float((v * w).sum() / w.sum())
+
+
+Clip = dict[str, Samples]
+"""method name → its samples on one clip (must hold the baseline and the Oracle)."""
+
+
+@dataclass(frozen=True)
+class GapShare:
+    """A method's share of the Vanilla→Oracle gap: point estimate and percentile-bootstrap interval."""
+
+    share: float
+    low: float
+    high: float
+    gap: float
+    """Oracle minus Vanilla (pooled metric); the share is undefined (nan) when it is zero."""
+
+
+def pooled_mean(clips: list[Clip], method: str, draws: list[tuple[np.ndarray, dict[str, np.ndarray]]] | None) -> float:
+    """Unweighted mean over clips of the method's metric (on the redrawn episodes and seeds when given)."""
+    if draws is None:
+        return float(np.mean([clip[method].mean() for clip in clips]))
+    return float(np.mean([clip[method].mean(seeds[method], eps) for clip, (eps, seeds) in zip(clips, draws)]))
+
+
+def _share(clips: list[Clip], method: str, baseline: str, oracle: str, draws=None) -> tuple[float, float]:
+    base = pooled_mean(clips, baseline, draws)
+    gap = pooled_mean(clips, oracle, draws) - base
+    share = (pooled_mean(clips, method, draws) - base) / gap if abs(gap) > 1e-12 else float("nan")
+    return share, gap
+
+
+def _check(clips: list[Clip], baseline: str) -> None:
+    for clip in clips:
+        num_episodes = clip[baseline].values.shape[1]
+        for name, s in clip.items():
+            if s.values.shape[1] != num_episodes:
+                raise ValueError(f"{name}: {s.values.shape[1]} episodes, {baseline} has {num_episodes}")
+
+
+def _redraw(clips: list[Clip], baseline: str, rng: np.random.Generator) -> list:
+    """One bootstrap replicate's draws per clip: episode indices (shared by every method) and each method's seeds."""
+    draws = []
+    for clip in clips:
+        num_episodes = clip[baseline].values.shape[1]
+        eps = rng.integers(num_episodes, size=num_episodes)  # shared by every method: matched episodes
+        seeds = {name: rng.integers(len(s.values), size=len(s.values)) for name, s in clip.items()}
+        draws.append((eps, seeds))
+    return draws
+
+
+def bootstrap_shares(
+    clips: list[Clip],
+    method: str,
+    baseline: str = "Vanilla",
+    oracle: str = "Oracle",
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    minus: str | None = None,
+) -> np.ndarray:
+    """(replicates,) bootstrap draws of ``method``'s pooled gap share (nan where the redrawn gap is zero); with
+    ``minus``, of the difference between ``method``'s share and ``minus``'s on the same draws."""
+    _check(clips, baseline)
+    rng = np.random.default_rng(seed)
+    boot = np.empty(replicates)
+    for b in range(replicates):
+        draws = _redraw(clips, baseline, rng)
+        boot[b] = _share(clips, method, baseline, oracle, draws)[0]
+        if minus is not None:
+            boot[b] -= _share(clips, minus, baseline, oracle, draws)[0]
+    return boot
+
+
+def _interval(point: float, gap: float, boot: np.ndarray, level: float) -> GapShare:
+    finite = boot[np.isfinite(boot)]
+    if finite.size == 0:
+        return GapShare(point, float("nan"), float("nan"), gap)
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(finite, [tail, 100.0 - tail])
+    return GapShare(point, float(low), float(high), gap)
+
+
+def share_difference(
+    clips: list[Clip],
+    method: str,
+    other: str,
+    baseline: str = "Vanilla",
+    oracle: str = "Oracle",
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> GapShare:
+    """``method``'s share minus ``other``'s (e.g. ASAP − SysID) with a paired bootstrap interval: both shares are
+    computed on the same redrawn episodes, so what the two methods share of the noise cancels."""
+    point_a, gap = _share(clips, method, baseline, oracle)
+    point = point_a - _share(clips, other, baseline, oracle)[0]
+    boot = bootstrap_shares(clips, method, baseline, oracle, replicates, seed, minus=other)
+    return _interval(point, gap, boot, level)
+
+
+def gap_share(
+    clips: list[Clip],
+    method: str,
+    baseline: str = "Vanilla",
+    oracle: str = "Oracle",
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> GapShare:
+    """``method``'s share of the ``baseline``→``oracle`` gap pooled over ``clips``, with a ``level`` interval.
+
+    Replicates whose redrawn gap is zero (the share is undefined there) are left out of the percentiles."""
+    share, gap = _share(clips, method, baseline, oracle)
+    return _interval(share, gap, bootstrap_shares(clips, method, baseline, oracle, replicates, seed), level)
+
+
+def format_share(g: GapShare) -> str:
+    """'52 % [31, 70]' (percent of the gap; '—' when the gap is zero)."""
+    if not np.isfinite(g.share):
+        return "—"
+    if not np.isfinite(g.low):
+        return f"{g.share:.0%}"
+    return f"{100 * g.share:.0f} % [{100 * g.low:.0f}, {100 * g.high:.0f}]"
+
+
+ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "Oracle")
+"""Table IV's methods in row order."""
+COMPARED = (("ASAP", "SysID"), ("ASAP", "Continued"))
+"""Pairs whose difference of gap shares gets its own paired interval (the paper's question: does Δa beat SysID)."""
+SHARE_METRICS = ("success_rate", "eg_mpjpe_mm", "completion")
+"""The metrics whose gap shares Table IV reports."""
+FRAME_WEIGHTED = ("eg_mpjpe_mm",)
+"""Metrics averaged over frames (the table's figure weights each episode by its length)."""
+
+
+def episode_samples(rows: list[dict], key: str) -> Samples:
+    """A method's per-episode ``key`` from its table4.json rows (one row per seed, each with ``episodes``)."""
+    values = [row["episodes"][key] for row in rows]
+    weights = [row["episodes"]["frames"] for row in rows] if key in FRAME_WEIGHTED else None
+    return Samples.of(values, weights)

@@ -1,0 +1,156 @@
+"""The Table IV bench end to end on a tiny budget in a MuJoCo and a PyBullet "real" robot, and its report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import asap_reference
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+import bench_table4
+import table4_report
+from table4_stats import SHARE_METRICS, episode_samples, format_share, gap_share
+
+from cli.main import main as cli
+
+ROBOTS = ("combined", "pybullet:combined")
+TINY = ["--seeds", "0", "--iterations", "1", "--num-envs", "4", "--episodes", "2", "--eval-episodes", "2"]
+TINY += ["--methods", "Continued,ASAP,Oracle", "--jobs", "1"]
+
+
+@pytest.fixture(scope="module")
+def benches(tmp_path_factory):
+    """A one-iteration policy of the kick; the bench on the kick in both robots, then on the squat in the MuJoCo
+    robot with the kick's corrections (two clips for the report)."""
+    tmp = tmp_path_factory.mktemp("table4")
+    kick, squat = (str(asap_reference(c)) for c in ("kick_level2_filter", "squat_level1_filter"))
+    out = CliRunner().invoke(
+        cli, ["train", "track", "--motion", kick, "-o", str(tmp / "pre"), "--iterations", "1", "--num-envs", "4"]
+    )
+    assert out.exit_code == 0, out.output
+    policy = ["--policy", str(tmp / "pre")]
+    first = bench_table4.main([*policy, "--motion", kick, "--real", ",".join(ROBOTS), *TINY, "-o", str(tmp / "a")])
+    second = bench_table4.main(
+        [*policy, "--motion", squat, "--real", "combined", "--corrections-from", str(tmp / "a"), *TINY]
+        + ["-o", str(tmp / "b")]
+    )
+    return tmp, first, second
+
+
+def test_one_table_per_robot_with_per_episode_results_that_add_up(benches):
+    tmp, _, _ = benches
+    on_disk = json.loads((tmp / "a" / "table4.json").read_text())
+    assert list(on_disk["robots"]) == list(ROBOTS) and (tmp / "a" / "table4.png").stat().st_size > 10_000
+    for real in ROBOTS:
+        summary = on_disk["robots"][real]
+        assert list(summary["results"]) == ["Vanilla", "Continued", "ASAP", "Oracle"]
+        for rows in summary["results"].values():
+            (row,) = rows  # one seed
+            ep = row["episodes"]
+            assert len(ep["eg_mpjpe_mm"]) == len(ep["frames"]) == len(ep["completion"]) == 2
+            # The table's Eg-mpjpe is the frame-weighted mean of the episodes', completion their mean.
+            assert row["eg_mpjpe_mm"] == pytest.approx(np.average(ep["eg_mpjpe_mm"], weights=ep["frames"]))
+            assert row["completion"] == pytest.approx(np.mean(ep["completion"]))
+            assert row["success_rate"] == pytest.approx(np.mean(ep["success_rate"]))
+        assert set(summary["gap_share_ci"]) == set(SHARE_METRICS)
+        assert set(summary["gap_share_ci"]["completion"]) == {"Continued", "ASAP", "ASAP − Continued"}
+        assert set(summary["finetune_cost"]) == {"Continued_s0", "ASAP_s0", "Oracle_s0"}
+        assert (tmp / "a" / bench_table4.robot_folder(real) / "delta.pt").is_file()
+    # Each robot has its own fits, fine-tunings and episodes.
+    a, b = (on_disk["robots"][r] for r in ROBOTS)
+    assert a["fits"]["delta_rms_action"] != b["fits"]["delta_rms_action"]
+    assert a["results"]["Vanilla"][0]["eg_mpjpe_mm"] != b["results"]["Vanilla"][0]["eg_mpjpe_mm"]
+
+
+def test_pybullet_episodes_differ_by_start_noise_and_its_oracle_trains_without_randomization(benches):
+    tmp, first, _ = benches
+    mujoco, pybullet = (first["robots"][r] for r in ROBOTS)
+    assert mujoco["evaluation"] == {"domain_rand": True, "start_noise_rad": 0.0}
+    assert pybullet["evaluation"] == {"domain_rand": False, "start_noise_rad": bench_table4.MIN_START_NOISE_RAD}
+    eg = pybullet["results"]["Vanilla"][0]["episodes"]["eg_mpjpe_mm"]
+    assert eg[0] != eg[1]  # a deterministic engine: only the start noise tells the two episodes apart
+    record = lambda real, name: json.loads(
+        (tmp / "a" / bench_table4.robot_folder(real) / f"{name}_s0" / "config.json").read_text()
+    )["finetune"]
+    assert record("pybullet:combined", "Oracle")["domain_rand"] is False
+    assert record("combined", "Oracle")["domain_rand"] is True
+    assert record("pybullet:combined", "Continued")["domain_rand"] is True  # MuJoCo-side methods keep it
+
+
+def test_corrections_from_a_multi_robot_run_are_that_robots(benches):
+    tmp, _, second = benches
+    robot = tmp / "b" / "combined"
+    assert (robot / "delta.pt").read_bytes() == (tmp / "a" / "combined" / "delta.pt").read_bytes()
+    assert not (robot / "collect.pkl").exists()  # nothing fitted
+    one_step = second["robots"]["combined"]["heldout_one_step_rms"]
+    assert set(one_step) == {"nominal", "Oracle", "ASAP"} and all(np.isfinite(list(one_step.values())))
+
+
+def test_report_pools_clips_per_robot(benches, tmp_path):
+    tmp, first, second = benches
+    paths = [tmp / "a" / "table4.json", tmp / "b" / "table4.json"]
+    md, png = tmp_path / "report.md", tmp_path / "report.png"
+    assert table4_report.main([str(p) for p in paths] + ["-o", str(md), "--plot", str(png)]) == 0
+    text = md.read_text()
+    mujoco = text[text.index("### combined") : text.index("### pybullet:combined")]
+    pybullet = text[text.index("### pybullet:combined") :]
+    rows = [line for line in mujoco.splitlines() if line.startswith("| ") and "clip |" not in line]
+    assert len(rows) == 3 * 4  # two clips and the pooled rows, four methods each
+    assert "ASAP − Continued, difference of their shares" in mujoco and "- pooled (2 clips): success" in mujoco
+    assert "pooled" not in pybullet and png.stat().st_size > 10_000
+    # Per clip: the bench's own interval; pooled: both clips redrawn on their own.
+    for key, cell in zip(SHARE_METRICS, rows[1].strip("| ").split(" | ")[5:]):
+        g = table4_report.GapShare(**first["robots"]["combined"]["gap_share_ci"][key]["Continued"])
+        marked = cell != "—" and not table4_report.oracle_gains(g, key)  # the Oracle no better than Vanilla
+        assert cell == format_share(g) + (" †" if marked else "")
+    clips = [
+        {n: episode_samples(r, "eg_mpjpe_mm") for n, r in s["robots"]["combined"]["results"].items()}
+        for s in (first, second)
+    ]
+    pooled = next(r for r in rows if "pooled" in r and "Continued" in r)
+    assert format_share(gap_share(clips, "Continued")) in pooled
+    assert ("†" in text) == (table4_report.NO_GAIN_NOTE in text)
+
+
+def test_bad_inputs_fail_with_one_line(tmp_path, capsys):
+    stray = tmp_path / "other.json"
+    stray.write_text(json.dumps({"results": {}}))
+    assert table4_report.main([str(stray)]) == 1
+    assert (
+        capsys.readouterr().err.strip()
+        == f"error: {stray}: not a table4.json of bench_table4.py with robots (no 'robots'/'clip' key)"
+    )
+    with pytest.raises(SystemExit, match="--real pybullet:nope"):
+        bench_table4.main(["--policy", "x", "--motion", "y", "--real", "combined,pybullet:nope", "-o", str(tmp_path)])
+
+
+def test_a_share_is_marked_when_the_oracle_does_not_improve():
+    share = lambda gap: table4_report.GapShare(0.5, 0.2, 0.8, gap)
+    assert table4_report.oracle_gains(share(-5.0), "eg_mpjpe_mm") and not table4_report.oracle_gains(
+        share(5.0), "eg_mpjpe_mm"
+    )
+    assert table4_report.oracle_gains(share(0.1), "completion") and not table4_report.oracle_gains(
+        share(0.0), "success_rate"
+    )
+    assert table4_report._share_cell(share(5.0), "eg_mpjpe_mm") == "50 % [20, 80] †"
+
+
+def test_corrections_from_a_single_robot_run_made_before_robot_subfolders(tmp_path):
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    (old / "table4.json").write_text(json.dumps({"fits": {"delta_rms_action": 0.25}}))
+    (old / "delta.pt").write_bytes(b"delta")
+    (old / "sysid.json").write_bytes(b"{}")
+    assert bench_table4.reuse_corrections(old, "combined", new) == {"delta_rms_action": 0.25}
+    assert sorted(p.name for p in new.iterdir()) == ["delta.pt", "sysid.json"]  # what that run had, no more
+    multi = tmp_path / "multi"
+    (multi / "combined").mkdir(parents=True)
+    (multi / "table4.json").write_text(json.dumps({"robots": {"combined": {"fits": {"delta_rms_action": 0.5}}}}))
+    with pytest.raises(SystemExit, match="no corrections for pybullet:combined"):
+        bench_table4.reuse_corrections(multi, "pybullet:combined", new)
