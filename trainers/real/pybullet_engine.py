@@ -88,7 +88,28 @@ def _add_armature(client: Any, body: int, link: int, armature_kgm2: float) -> No
     client.changeDynamics(body, link, localInertiaDiagonal=(inertia + armature_kgm2).tolist())
 
 
-class PybulletBatch:
+class MirroredBatchState:
+    """The part of :class:`mujoco.batch.Batch`'s interface that only touches the MuJoCo mirror of each PyBullet
+    world: bound arrays, resets to the model's default state, and the refusal of domain randomization."""
+
+    model: mujoco.MjModel
+    data: list[mujoco.MjData]
+    _arrays: dict[str, np.ndarray]
+
+    def bind(self, name: str) -> np.ndarray:
+        return self._arrays[name]
+
+    def reset(self, ids: np.ndarray, stage: object = None) -> None:
+        for i in np.asarray(ids, dtype=int):
+            mujoco.mj_resetData(self.model, self.data[i])
+            for key in ("qpos", "qvel", "ctrl"):
+                self._arrays[key][i] = getattr(self.data[i], key)
+
+    def expand(self, name: str) -> np.ndarray:
+        raise OtherEngineError(f"domain randomization ({name}) is not available for a robot played by PyBullet")
+
+
+class PybulletBatch(MirroredBatchState):
     """``nsim`` PyBullet worlds with the subset of :class:`mujoco.batch.Batch` that the stepping code uses:
     :meth:`bind` (qpos, qvel, ctrl, history and the kinematic outputs), :meth:`reset`, :meth:`forward`,
     :meth:`step`. Writes into the bound qpos/qvel/ctrl take effect at the next :meth:`forward` or
@@ -190,15 +211,6 @@ class PybulletBatch:
             client.changeDynamics(body, -1, lateralFriction=FLOOR_FRICTION)
 
     # --- the Batch interface -----------------------------------------------------------------
-    def bind(self, name: str) -> np.ndarray:
-        return self._arrays[name]
-
-    def reset(self, ids: np.ndarray, stage: object = None) -> None:
-        for i in np.asarray(ids, dtype=int):
-            mujoco.mj_resetData(self.model, self.data[i])
-            for key in ("qpos", "qvel", "ctrl"):
-                self._arrays[key][i] = getattr(self.data[i], key)
-
     def forward(self, ids: np.ndarray | None = None, stage: object = None) -> None:
         """Push the bound state of ``ids`` into PyBullet and refresh their kinematic outputs."""
         ids = np.arange(self.nsim) if ids is None else np.asarray(ids, dtype=int)
@@ -227,9 +239,6 @@ class PybulletBatch:
             import mujoco.batch
 
             raise mujoco.batch.SimulationError(np.array(diverged), "PyBullet state became non-finite")
-
-    def expand(self, name: str) -> np.ndarray:
-        raise OtherEngineError(f"domain randomization ({name}) is not available for a robot played by PyBullet")
 
     def step_torque(self, i: int, tau_nm: np.ndarray) -> None:
         """One physics step of simulation ``i`` with joint torques ``tau_nm`` (D,) from the caller's own PD loop

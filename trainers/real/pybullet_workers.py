@@ -20,7 +20,7 @@ import mujoco
 import mujoco.batch
 import numpy as np
 
-from trainers.real.pybullet_engine import MIRRORED, PybulletBatch, mirror_kinematics
+from trainers.real.pybullet_engine import MIRRORED, MirroredBatchState, PybulletBatch, mirror_kinematics
 
 _STATE = ("qpos", "qvel", "actuator_force")
 
@@ -51,7 +51,7 @@ def _serve(conn: Any, model: mujoco.MjModel, nsim: int) -> None:
             conn.send((*(batch.bind(k) for k in _STATE), diverged))
 
 
-class PybulletWorkers:
+class PybulletWorkers(MirroredBatchState):
     """``nsim`` PyBullet worlds over ``workers`` processes, with :class:`PybulletBatch`'s interface
     (:meth:`bind`, :meth:`reset`, :meth:`forward`, :meth:`step`, :meth:`expand`)."""
 
@@ -77,15 +77,6 @@ class PybulletWorkers:
         for conn in self._conns:
             if conn.recv() != "ready":
                 raise RuntimeError("a PyBullet worker did not start")
-
-    def bind(self, name: str) -> np.ndarray:
-        return self._arrays[name]
-
-    def reset(self, ids: np.ndarray, stage: object = None) -> None:
-        for i in np.asarray(ids, dtype=int):
-            mujoco.mj_resetData(self.model, self.data[i])
-            for key in ("qpos", "qvel", "ctrl"):
-                self._arrays[key][i] = getattr(self.data[i], key)
 
     def forward(self, ids: np.ndarray | None = None, stage: object = None) -> None:
         """Push the bound state of ``ids`` into their workers' worlds and refresh their kinematics."""
@@ -116,11 +107,6 @@ class PybulletWorkers:
             mirror_kinematics(self.model, self.data[i], self._arrays, i)
         if diverged:
             raise mujoco.batch.SimulationError(np.array(diverged), "PyBullet state became non-finite")
-
-    def expand(self, name: str) -> np.ndarray:
-        from trainers.real.pybullet_engine import OtherEngineError
-
-        raise OtherEngineError(f"domain randomization ({name}) is not available for a robot played by PyBullet")
 
     def close(self) -> None:
         for conn, proc in zip(self._conns, self._procs):
