@@ -6,20 +6,18 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import asap_reference
+from pd_drop import drop_states
 
 from cli.main import main
 from robots.registry import load_robot_spec
-from trainers.config import SimConfig
 from trainers.delta.collection import read_collection
 from trainers.delta.dynamics import transitions
 from trainers.delta.one_step import one_step_rms
-from trainers.real.batch import make_batch
 from trainers.real.bench import read_bench_log
 from trainers.real.model import build_real_model
 from trainers.real.profiles import UnknownProfileError, get_profile
 from trainers.real.pybullet_engine import model_engine
 from trainers.real.stepper import PdRobot
-from trainers.sim_model import default_joint_pos
 
 pytest.importorskip("pybullet")
 SQUAT = asap_reference("squat_level1_filter")
@@ -38,19 +36,7 @@ def test_profile_names_choose_the_engine():
 
 def _drop(profile: str, g1, steps: int) -> np.ndarray:
     """Pelvis height [m] per policy step after releasing the G1 0.8 m up in the default pose under PD."""
-    model = build_real_model(profile, SimConfig(robot=g1.name))
-    batch = make_batch(model, 1)
-    qpos, ctrl = batch.bind("qpos"), batch.bind("ctrl")
-    batch.reset(np.array([0]))
-    q0 = default_joint_pos(g1)
-    adr = model.jnt_qposadr[[model.joint(n).id for n in g1.joint_names]]
-    qpos[0, :3], qpos[0, 3:7], qpos[0, adr], ctrl[0] = (0.0, 0.0, 0.8), (1.0, 0.0, 0.0, 0.0), q0, q0
-    batch.forward(np.array([0]))
-    heights = []
-    for _ in range(steps):
-        batch.step(nstep=4)
-        heights.append(batch.bind("qpos")[0, 2])
-    return np.array(heights)
+    return drop_states(profile, g1, steps)[:, 2]
 
 
 @pytest.mark.parametrize("robot", ["g1_23dof", "g1_29dof"])

@@ -7,29 +7,15 @@ import pytest
 
 pytest.importorskip("pybullet")
 
+from pd_drop import drop_states
+
 from robots.registry import load_robot_spec
 from trainers.real import pybullet_hulls
-from trainers.real.batch import make_batch
-from trainers.real.model import build_real_model
-from trainers.sim_model import default_joint_pos
 
 
 def _drop_states(steps: int) -> np.ndarray:
     """(steps, nq + nv) states of the G1 released at 0.8 m under PD in PyBullet (it lands, stands, tips over)."""
-    g1 = load_robot_spec("g1_23dof")
-    model = build_real_model("pybullet:combined")
-    batch = make_batch(model, 1)
-    qpos, ctrl = batch.bind("qpos"), batch.bind("ctrl")
-    batch.reset(np.array([0]))
-    q0 = default_joint_pos(g1)
-    adr = model.jnt_qposadr[[model.joint(n).id for n in g1.joint_names]]
-    qpos[0, :3], qpos[0, 3:7], qpos[0, adr], ctrl[0] = (0.0, 0.0, 0.8), (1.0, 0.0, 0.0, 0.0), q0, q0
-    batch.forward(np.array([0]))
-    states = []
-    for _ in range(steps):
-        batch.step(nstep=4)
-        states.append(np.concatenate([batch.bind("qpos")[0], batch.bind("qvel")[0]]))
-    return np.array(states)
+    return drop_states("pybullet:combined", load_robot_spec("g1_23dof"), steps)
 
 
 def test_hull_copy_gives_the_same_motion_through_landing_and_fall(monkeypatch, tmp_path):
