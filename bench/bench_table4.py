@@ -76,6 +76,10 @@ from trainers.reference import load_references
 
 METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "evel_mm_per_frame", "completion")
 CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt")
+FITTING_ROLLOUTS = 6
+"""Rollouts of the pre-trained policy in the "real" robot that every correction is fitted on (``--episodes``)."""
+FITTING_SEED = 1
+"""Seed of the fitting rollouts' start phases (the evaluation episodes use 100, the held-out rollouts 2)."""
 MIN_START_NOISE_RAD = 0.02
 """Start-pose joint noise [rad] of the evaluation episodes in a robot of another engine, when the training's is
 smaller (episodes that start alike in a deterministic engine would be one episode counted several times)."""
@@ -380,7 +384,9 @@ def run_robot(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -> 
         )
     else:
         t0 = time.perf_counter()
-        trajs = collect_rollouts(vanilla.policy.act_inference, refs, real, vanilla.env_cfg, args.episodes, seed=1)
+        trajs = collect_rollouts(
+            vanilla.policy.act_inference, refs, real, vanilla.env_cfg, args.episodes, seed=FITTING_SEED
+        )
         write_collection(out / "collect.pkl", trajs)
         frames = sum(t.num_frames for t in trajs.values())
         print(
@@ -469,7 +475,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--num-envs", type=int, default=64)
-    ap.add_argument("--episodes", type=int, default=6, help="fitting rollouts")
+    ap.add_argument("--episodes", type=int, default=FITTING_ROLLOUTS, help="fitting rollouts")
     ap.add_argument("--eval-episodes", type=int, default=8, help="matched randomized evaluation episodes")
     ap.add_argument("--delta-joints", default="all", choices=("ankles", "legs", "all"))
     ap.add_argument("--delta-model", default="per_joint_linear", choices=MODEL_KINDS)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from trainers.delta.collection import Trajectory
-from trainers.delta.ppo_fit import DeltaPPOConfig, fit_ppo_delta
+from trainers.delta.ppo_fit import delta_ppo_config, fit_ppo_delta
 
 
 def fit_ppo_command(
@@ -20,11 +19,7 @@ def fit_ppo_command(
     echo: Callable[[str], None] = print,
 ) -> None:
     """Train with the CLI's settings (horizon in seconds → policy steps), log every 10th iteration, save."""
-    base = DeltaPPOConfig()
-    steps = max(1, round(horizon_s * trajs[0].fps))
-    cfg = replace(
-        base, iterations=iterations, num_envs=num_envs, env=replace(base.env, joints=joints, horizon_steps=steps)
-    )
+    cfg = delta_ppo_config(joints, iterations, num_envs, horizon_steps=max(1, round(horizon_s * trajs[0].fps)))
 
     def log(row: dict) -> None:
         if row["iteration"] == 1 or row["iteration"] % 10 == 0 or row["iteration"] == iterations:

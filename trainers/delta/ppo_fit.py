@@ -10,7 +10,7 @@ file stores δ in PD-target units [rad]. ``delta eval`` and ``train finetune --d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +54,14 @@ class DeltaPPOConfig:
     """The actor's last layer is scaled by this at start, so training starts from Δa ≈ 0 (no correction)."""
     seed: int = 0
     """Torch seed (network init and action sampling); the env's start sampler uses ``env.seed``."""
+
+
+def delta_ppo_config(joints: str, iterations: int, num_envs: int, horizon_steps: int) -> DeltaPPOConfig:
+    """The default PPO settings with a joint subset and a budget: ``iterations`` × ``num_envs`` × the rollout
+    length (``ppo.num_steps_per_env``) nominal-simulator steps, episodes of ``horizon_steps`` policy steps."""
+    base = DeltaPPOConfig()
+    env = replace(base.env, joints=joints, horizon_steps=horizon_steps)
+    return replace(base, iterations=iterations, num_envs=num_envs, env=env)
 
 
 def actor_to_learned(runner: OnPolicyRunner, env: DeltaReplayEnv, joints: str) -> LearnedDelta:
