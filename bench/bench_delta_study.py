@@ -149,14 +149,26 @@ def reusable_oracle(source: Path, real: str, seed: int, pre: Path, iterations: i
     return folder if same and same_policy(source / "pre" / "model_last.pt", pre / "model_last.pt") else None
 
 
+def _by_seed(record: dict, rows_key: str, cost_key: str) -> dict[str, dict]:
+    """seed key ('s0') → evaluation row, from a record's per-seed rows (or, as the first files had them, a list in
+    the order of its cost keys)."""
+    if f"{rows_key}_by_seed" in record:
+        return record[f"{rows_key}_by_seed"]
+    return dict(zip(record.get(cost_key, {}), record.get(rows_key, [])))
+
+
+def _missing(by_seed: dict, seeds: list[int]) -> list[int]:
+    return [s for s in seeds if f"s{s}" not in by_seed]
+
+
 def baselines(args, real: str, robot_dir: Path, pre: Path, refs, default: Setting) -> dict:
-    """Vanilla's evaluation and the Oracle's fine-tunings and evaluations (baselines.json once done)."""
+    """Vanilla's evaluation and the Oracle's fine-tunings and evaluations for the study's seeds (baselines.json:
+    a rerun with more seeds adds only the missing ones)."""
     path = robot_dir / "baselines.json"
-    if path.is_file():
-        return json.loads(path.read_text())
+    done = json.loads(path.read_text()) if path.is_file() else {}
+    by_seed, cost = _by_seed(done, "Oracle", "oracle_cost"), dict(done.get("oracle_cost", {}))
     oracle_plan = plans(robot_dir, real, 0.0)["Oracle"]
-    cost = {}
-    for seed in args.seed_list:
+    for seed in _missing(by_seed, args.seed_list):
         folder = robot_dir / f"Oracle_s{seed}"
         reused = None
         if args.oracle_from:
@@ -165,25 +177,26 @@ def baselines(args, real: str, robot_dir: Path, pre: Path, refs, default: Settin
             shutil.copytree(reused, folder)
         if reused:
             cost[f"s{seed}"] = {"reused_from": str(reused)}
-            continue
-        wall, cpu = run_finetune(
-            pre, args.motion, args.clip, folder, oracle_plan, default.iterations, args.num_envs, seed
-        )
-        cost[f"s{seed}"] = {"wall_s": wall, "cpu_s": cpu}
-    out = {
-        "Vanilla": [evaluate(pre, refs, real, args.eval_episodes)],
-        "Oracle": [evaluate(robot_dir / f"Oracle_s{s}", refs, real, args.eval_episodes) for s in args.seed_list],
-        "oracle_cost": cost,
-    }
-    write_json(path, out)
-    return out
+        else:
+            wall, cpu = run_finetune(
+                pre, args.motion, args.clip, folder, oracle_plan, default.iterations, args.num_envs, seed
+            )
+            cost[f"s{seed}"] = {"wall_s": wall, "cpu_s": cpu}
+        by_seed[f"s{seed}"] = evaluate(folder, refs, real, args.eval_episodes)
+    vanilla = done.get("Vanilla") or [evaluate(pre, refs, real, args.eval_episodes)]
+    if not done or _missing(_by_seed(done, "Oracle", "oracle_cost"), args.seed_list):
+        write_json(path, {"Vanilla": vanilla, "Oracle_by_seed": by_seed, "oracle_cost": cost})
+    keys = [f"s{s}" for s in args.seed_list]
+    return {"Vanilla": vanilla, "Oracle": [by_seed[k] for k in keys], "oracle_cost": {k: cost[k] for k in keys}}
 
 
 def run_variant(args, real: str, robot_dir: Path, pre: Path, refs, trajs, name: str, setting: Setting) -> dict:
-    """Fit, fine-tune every seed, evaluate one variant (variant.json in its folder once done)."""
+    """Fit, fine-tune every seed, evaluate one variant (variant.json in its folder: a rerun with more seeds adds
+    only the missing ones, with the same Δa)."""
     out = robot_dir / "variants" / folder_name(name)
-    if (out / "variant.json").is_file():
-        return json.loads((out / "variant.json").read_text())
+    done = json.loads((out / "variant.json").read_text()) if (out / "variant.json").is_file() else {}
+    by_seed, cost = _by_seed(done, "results", "finetune_cost"), dict(done.get("finetune_cost", {}))
+    missing = _missing(by_seed, args.seed_list)
     out.mkdir(parents=True, exist_ok=True)
     if (out / "fit.json").is_file():  # a fine-tuning may already have started from this delta.pt
         fit = json.loads((out / "fit.json").read_text())
@@ -191,16 +204,18 @@ def run_variant(args, real: str, robot_dir: Path, pre: Path, refs, trajs, name: 
         fit = fit_delta(robot_dir, trajs, setting, args.ppo, out)
         write_json(out / "fit.json", fit)
     plan = ("delta", str(out / "delta.pt"), None)
-    cost, rows = {}, []
-    for seed in args.seed_list:
+    for seed in missing:
         wall, cpu = run_finetune(
             pre, args.motion, args.clip, out / f"ASAP_s{seed}", plan, setting.iterations, args.num_envs, seed
         )
         cost[f"s{seed}"] = {"wall_s": wall, "cpu_s": cpu}
-        rows.append(evaluate(out / f"ASAP_s{seed}", refs, real, args.eval_episodes))
-    record = {"setting": dataclasses.asdict(setting), "fit": fit, "finetune_cost": cost, "results": rows}
-    write_json(out / "variant.json", record)
-    return record
+        by_seed[f"s{seed}"] = evaluate(out / f"ASAP_s{seed}", refs, real, args.eval_episodes)
+    record = {"setting": dataclasses.asdict(setting), "fit": fit, "finetune_cost": cost, "results_by_seed": by_seed}
+    if missing or not done:
+        write_json(out / "variant.json", record)
+    keys = [f"s{s}" for s in args.seed_list]
+    selected = {"finetune_cost": {k: cost[k] for k in keys}, "results": [by_seed[k] for k in keys]}
+    return {"setting": record["setting"], "fit": fit, **selected}
 
 
 def shares(base: dict, record: dict, default: dict | None) -> tuple[dict, dict | None]:
