@@ -36,7 +36,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_table4 import FITTING_ROLLOUTS, FITTING_SEED, evaluate, gap_shares_with_ci, plans, robot_folder, run_finetune
+from bench_table4 import FITTING_SEED, evaluate, gap_shares_with_ci, plans, robot_folder, run_finetune
 from delta_study_table import markdown, progress_line
 from delta_study_variants import DEFAULT_VARIANTS, Setting, VariantError, folder_name, parse_setting, variants
 from table4_stats import SHARE_METRICS, episode_samples, share_difference
@@ -243,8 +243,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument(
         "--default",
         default="",
-        help=f"changes to the default setting (rollouts={FITTING_ROLLOUTS}, the Δa defaults, the fine-tuning "
-        "iterations of delta_study_variants), e.g. rollouts=2,iterations=1",
+        help=f"changes to the default setting ({Setting()}), e.g. rollouts=2,iterations=1",
     )
     ap.add_argument("--variants", default=",".join(DEFAULT_VARIANTS), help="one-factor changes, in the order run")
     ppo = DeltaPPOConfig()
@@ -264,7 +263,7 @@ def main(argv: list[str] | None = None) -> dict:
     try:
         for real in robots:
             get_profile(real)
-        default = parse_setting(args.default, Setting(rollouts=FITTING_ROLLOUTS))
+        default = parse_setting(args.default, Setting())
         settings = variants(default, [s.strip() for s in args.variants.split(",") if s.strip()])
     except (UnknownProfileError, VariantError) as exc:
         raise SystemExit(f"bench_delta_study: {exc}") from None

@@ -60,6 +60,7 @@ from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, write_collection
+from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS, DEFAULT_FITTING_ROLLOUTS
 from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
 from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_on_labels, transition_labels
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
@@ -76,8 +77,6 @@ from trainers.reference import load_references
 
 METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "evel_mm_per_frame", "completion")
 CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt")
-FITTING_ROLLOUTS = 6
-"""Rollouts of the pre-trained policy in the "real" robot that every correction is fitted on (``--episodes``)."""
 FITTING_SEED = 1
 """Seed of the fitting rollouts' start phases (the evaluation episodes use 100, the held-out rollouts 2)."""
 MIN_START_NOISE_RAD = 0.02
@@ -473,9 +472,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="comma list of real robots, each with its own fits, fine-tunings, table (combined,pybullet:combined)",
     )
     ap.add_argument("--seeds", default="0,1,2")
-    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--iterations", type=int, default=DEFAULT_FINETUNE_ITERATIONS, help="fine-tuning PPO iterations")
     ap.add_argument("--num-envs", type=int, default=64)
-    ap.add_argument("--episodes", type=int, default=FITTING_ROLLOUTS, help="fitting rollouts")
+    ap.add_argument("--episodes", type=int, default=DEFAULT_FITTING_ROLLOUTS, help="fitting rollouts")
     ap.add_argument("--eval-episodes", type=int, default=8, help="matched randomized evaluation episodes")
     ap.add_argument("--delta-joints", default="all", choices=("ankles", "legs", "all"))
     ap.add_argument("--delta-model", default="per_joint_linear", choices=MODEL_KINDS)

@@ -9,12 +9,17 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from trainers.delta.defaults import DEFAULT_JOINTS, DEFAULT_MODEL, JOINT_SET_NAMES, MODEL_KINDS
+from trainers.delta.defaults import (
+    DEFAULT_FINETUNE_ITERATIONS,
+    DEFAULT_FITTING_ROLLOUTS,
+    DEFAULT_JOINTS,
+    DEFAULT_MODEL,
+    JOINT_SET_NAMES,
+    MODEL_KINDS,
+)
 
 STUDY_MODELS = (*MODEL_KINDS, "ppo")
 """Δa models of the study: the supervised regressors and the paper's PPO (:mod:`trainers.delta.ppo_fit`)."""
-DEFAULT_FINETUNE_ITERATIONS = 50
-"""Fine-tuning PPO iterations of the default setting (the budget of docs/table4.md's runs)."""
 DEFAULT_VARIANTS = (
     "joints=ankles",
     "rollouts=2",
@@ -37,7 +42,7 @@ class VariantError(ValueError):
 class Setting:
     """One Δa setting, from fitting data to fine-tuning."""
 
-    rollouts: int
+    rollouts: int = DEFAULT_FITTING_ROLLOUTS
     """Rollouts of the pre-trained policy in the "real" robot that Δa is fitted on (the first ones collected)."""
     joints: str = DEFAULT_JOINTS
     """Joint subset Δa acts on (ankles, legs, all)."""

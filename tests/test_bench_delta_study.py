@@ -110,9 +110,9 @@ def test_a_ppo_delta_is_fitted_with_the_stated_budget(study, tmp_path):
 
 
 def test_settings_and_bad_variants():
-    base = Setting(rollouts=6)
+    base = Setting()
     assert parse_setting("rollouts=2,iterations=1", base) == Setting(rollouts=2, iterations=1)
-    assert list(variants(base, ["joints=ankles", "rollouts=6", "model=ppo"])) == [
+    assert list(variants(base, ["joints=ankles", f"rollouts={base.rollouts}", "model=ppo"])) == [
         "default",
         "joints=ankles",
         "model=ppo",

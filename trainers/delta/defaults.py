@@ -2,7 +2,9 @@
 config and the ``delta fit`` / ``loop`` options all read them. No torch here, so the CLI imports it cheaply.
 
 The defaults are the model that transfers to clips it was not fitted on (README, Table IV): a per-joint linear
-model on every joint, fed the previous PD target so it can represent an actuation delay.
+model on every joint, fed the previous PD target so it can represent an actuation delay. The one-factor study of
+docs/delta_study.md (squat policy, PyBullet robot) kept them: an MLP or a PPO-trained π^Δ closed less of the gap
+with intervals that exclude the default's, ankles or legs only were not separable from all joints.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ DEFAULT_JOINTS = "all"
 DEFAULT_MODEL = "per_joint_linear"
 DEFAULT_PREVIOUS_TARGET = True
 """Feed q*_{t−1} − q*_t: without it no Δa can represent a delayed robot."""
+DEFAULT_FITTING_ROLLOUTS = 6
+"""Rollouts of the pre-trained policy in the "real" robot that Δa is fitted on: 2 closed less of the completion gap
+than 6 (−25 % [−50, −1], docs/delta_study.md), 18 no more."""
+DEFAULT_FINETUNE_ITERATIONS = 50
+"""PPO iterations of the fine-tuning with the frozen Δa (× 64 environments × 24 steps): 25 closed less of the
+completion gap than 50 (−33 % [−60, −4], docs/delta_study.md)."""
 DEFAULT_MLP_EPOCHS = 1500
 """Full-batch Adam steps of the MLP regression."""
 
