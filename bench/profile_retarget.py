@@ -50,14 +50,8 @@ rows = [
     ("limb scales + scaling", cum("compute_limb_scales") + cum("limb_scales_from_rest") + cum("scale_joints")),
     ("contacts", cum("detect_foot_contacts")),
     ("problem assembly", cum("build_sequence_problem")),
-    ("normal equations (numba kernel)", tot("normal_equations")),
-    ("banded Cholesky factorisation", tot("cholesky_banded")),
-    ("banded solves (steps + pinned joints)", cum("cho_solve_banded")),
-    (
-        "band assembly, pins, steps (numpy)",
-        cum("_solve", "ik/sequence") - tot("cholesky_banded") - cum("cho_solve_banded") - cum("_normal_equations"),
-    ),
-    ("BLAS thread limiter", cum("__init__", "threadpoolctl")),
+    ("Gauss-Newton passes (compiled: normal equations, factorisation, steps)", tot("solve_pass")),
+    ("solver set-up per pass (targets, interpolation, heading hold)", cum("solve", "ik/sequence") - tot("solve_pass")),
     ("post-solve match errors", cum("_match_errors") + cum("forward", "tree_kinematics")),
 ]
 print(
