@@ -14,11 +14,13 @@ system is ordered frame by frame, so it is banded with two frames' width.
 
 from __future__ import annotations
 
+import sys
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
+from retarget.ik import banded, kernel
 from retarget.ik.banded import (
     TILE,
     band_backward,
@@ -28,6 +30,7 @@ from retarget.ik.banded import (
     band_storage,
     dense_cholesky_solve,
 )
+from retarget.ik.compiled_cache import stamp_with_sources
 from retarget.ik.kernel import OneSided, normal_equations
 
 _CACHE = True
@@ -344,3 +347,6 @@ def solve_pass(
         if largest < settings.step_tolerance and violation <= tolerance:
             break
     return iterations
+
+
+stamp_with_sources(sys.modules[__name__], (kernel, banded))
