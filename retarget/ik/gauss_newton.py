@@ -15,7 +15,6 @@ system is ordered frame by frame, so it is banded with two frames' width.
 from __future__ import annotations
 
 import sys
-from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -31,34 +30,14 @@ from retarget.ik.banded import (
     dense_cholesky_solve,
 )
 from retarget.ik.compiled_cache import stamp_with_sources
-from retarget.ik.kernel import OneSided, normal_equations
+from retarget.ik.kernel import normal_equations
+from retarget.ik.pass_inputs import FrameTargets, OneSided, ResidualLayout, StepSettings, TreeArrays
 
 _CACHE = True
 PIN_STIFFNESS = 1e8
 """Diagonal added for a joint pinned at its limit: its increment becomes (limit − angle)."""
 WOODBURY_MAX_PINS = 24
 """Beyond this many newly pinned joints a second factorisation is cheaper than the low-rank correction."""
-
-
-class StepSettings(NamedTuple):
-    """What one pass of Gauss-Newton iterations needs besides the problem (see
-    :class:`retarget.ik.sequence.SequenceIkConfig` for the meaning of each)."""
-
-    damping: float
-    """Levenberg-Marquardt damping on the diagonal."""
-    acceleration_penalty: float
-    """Weight of Σ |second difference|² of the smoothed coordinates in the normal equations, (scale·fps²)²;
-    0 switches smoothing off."""
-    pin_limits: bool
-    """Pin joints that would cross a limit (else only clip them)."""
-    max_step: float
-    """Largest change of any coordinate of a frame in one iteration [rad or m]."""
-    step_tolerance: float
-    """Stop when no coordinate moves more than this [rad or m] (and no one-sided row is violated)."""
-    constraint_tolerance_m: float
-    """One-sided (floor, collision) violations up to this are accepted [m]."""
-    augmented_lagrangian: bool
-    """Update the one-sided rows' shifts in the constraint iterations."""
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -348,5 +327,130 @@ def solve_pass(
             break
     return iterations
 
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def solve_pass_flat(
+    root_pos,
+    root_rot,
+    dof,
+    parent,
+    placement_rot,
+    placement_pos,
+    axis_j,
+    point_joint,
+    point_pos_j,
+    point_rot_j,
+    ancestors,
+    ancestor_count,
+    num_points,
+    num_soles,
+    num_spheres,
+    num_frames,
+    segment_a,
+    segment_b,
+    sphere_radius_m,
+    pair_a,
+    pair_b,
+    pair_clearance_m,
+    point_pos_w,
+    point_weight,
+    segment_vec_w,
+    segment_weight,
+    frame_rot_w,
+    frame_weight,
+    sole_floor_check,
+    floor_margin_m,
+    floor_weight,
+    collision_weight,
+    sticky,
+    augmented,
+    floor_on,
+    sphere_on,
+    pair_on,
+    floor_shift_m,
+    sphere_shift_m,
+    pair_shift_m,
+    lower,
+    upper,
+    smoothed,
+    damping,
+    acceleration_penalty,
+    pin_limits,
+    max_step,
+    step_tolerance,
+    constraint_tolerance_m,
+    augmented_lagrangian,
+    planned,
+    extra,
+):
+    """:func:`solve_pass` with every named tuple spread into its fields (in field order): the one entry point
+    of the ahead-of-time compiled module (:mod:`retarget.ik.aot`), whose signature can only name arrays and
+    scalars. :data:`FLAT_SIGNATURE` lists the types."""
+    tree = TreeArrays(
+        parent, placement_rot, placement_pos, axis_j, point_joint, point_pos_j, point_rot_j, ancestors, ancestor_count
+    )
+    layout = ResidualLayout(
+        num_points,
+        num_soles,
+        num_spheres,
+        num_frames,
+        segment_a,
+        segment_b,
+        sphere_radius_m,
+        pair_a,
+        pair_b,
+        pair_clearance_m,
+    )
+    targets = FrameTargets(
+        point_pos_w, point_weight, segment_vec_w, segment_weight, frame_rot_w, frame_weight, sole_floor_check
+    )
+    one_sided = OneSided(
+        floor_margin_m,
+        floor_weight,
+        collision_weight,
+        sticky,
+        augmented,
+        floor_on,
+        sphere_on,
+        pair_on,
+        floor_shift_m,
+        sphere_shift_m,
+        pair_shift_m,
+    )
+    settings = StepSettings(
+        damping,
+        acceleration_penalty,
+        pin_limits,
+        max_step,
+        step_tolerance,
+        constraint_tolerance_m,
+        augmented_lagrangian,
+    )
+    return solve_pass(
+        root_pos, root_rot, dof, tree, layout, targets, one_sided, lower, upper, smoothed, settings, planned, extra
+    )
+
+
+def _flat_signature() -> numba.core.typing.Signature:
+    f8, i8, b1 = numba.float64, numba.int64, numba.boolean
+
+    def arr(dtype, ndim):
+        return numba.types.Array(dtype, ndim, "C")
+
+    args = (
+        [arr(f8, 2), arr(f8, 3), arr(f8, 2)]  # state
+        + [arr(i8, 1), arr(f8, 3), arr(f8, 2), arr(f8, 2), arr(i8, 1), arr(f8, 2), arr(f8, 3), arr(i8, 2), arr(i8, 1)]
+        + [i8, i8, i8, i8, arr(i8, 1), arr(i8, 1), arr(f8, 1), arr(i8, 1), arr(i8, 1), arr(f8, 1)]  # layout
+        + [arr(f8, 3), arr(f8, 2), arr(f8, 3), arr(f8, 2), arr(f8, 4), arr(f8, 3), arr(b1, 2)]  # targets
+        + [f8, f8, f8, b1, b1, arr(b1, 2), arr(b1, 2), arr(b1, 2), arr(f8, 2), arr(f8, 2), arr(f8, 2)]  # one-sided
+        + [arr(f8, 1), arr(f8, 1), arr(b1, 1)]  # lower, upper, smoothed
+        + [f8, f8, b1, f8, f8, f8, b1]  # settings
+        + [i8, i8]
+    )
+    return i8(*args)
+
+
+FLAT_SIGNATURE = _flat_signature()
+"""Argument and return types of :func:`solve_pass_flat` (all arrays C-contiguous)."""
 
 stamp_with_sources(sys.modules[__name__], (kernel, banded))

@@ -14,8 +14,6 @@ segments as vectors (G), tracked frame orientations (F). Point layout: [P | S | 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba
 import numpy as np
 
@@ -154,89 +152,6 @@ def _chain_cols(ka, kb, anc, anc_n, mark, cols):
     return nc
 
 
-class TreeArrays(NamedTuple):
-    """The kinematic tree as the kernel reads it (see :class:`retarget.tree_kinematics.TreeKinematics`)."""
-
-    parent: np.ndarray
-    """(D,) parent joint of each joint, −1 for the root; parents come before children."""
-    placement_rot: np.ndarray
-    """(D, 3, 3) joint frame in its parent's frame at zero angle."""
-    placement_pos: np.ndarray
-    """(D, 3) [m] joint origin in its parent's frame."""
-    axis_j: np.ndarray
-    """(D, 3) joint axis in its own frame."""
-    point_joint: np.ndarray
-    """(N,) joint each tracked point rides on (−1: the root)."""
-    point_pos_j: np.ndarray
-    """(N, 3) [m] tracked point in its joint's frame."""
-    point_rot_j: np.ndarray
-    """(N, 3, 3) tracked frame orientation in its joint's frame."""
-    ancestors: np.ndarray
-    """(N, A) ancestor joints of each tracked point, padded."""
-    ancestor_count: np.ndarray
-    """(N,) number of valid entries in each row of ``ancestors``."""
-
-
-class ResidualLayout(NamedTuple):
-    """Which tracked points play which role: [P targets | S soles | Q spheres | F frames]."""
-
-    num_points: int
-    num_soles: int
-    num_spheres: int
-    num_frames: int
-    segment_a: np.ndarray
-    """(G,) start point of each limb segment."""
-    segment_b: np.ndarray
-    """(G,) end point of each limb segment."""
-    sphere_radius_m: np.ndarray
-    """(Q,) [m] collision sphere radii (kept above the floor)."""
-    pair_a: np.ndarray
-    """(K,) arm sphere of each collision pair (index among the spheres)."""
-    pair_b: np.ndarray
-    """(K,) body sphere of each collision pair."""
-    pair_clearance_m: np.ndarray
-    """(K,) [m] smallest allowed distance between the two centres."""
-
-
-class FrameTargets(NamedTuple):
-    """Per-frame targets and residual scales (:class:`retarget.ik.sequence.SequenceTargets`, as arrays)."""
-
-    point_pos_w: np.ndarray
-    point_weight: np.ndarray
-    segment_vec_w: np.ndarray
-    segment_weight: np.ndarray
-    frame_rot_w: np.ndarray
-    frame_weight: np.ndarray
-    """(T, F, 3) per component of the world-frame rotation error (x, y: tilt; z: heading)."""
-    sole_floor_check: np.ndarray
-
-
-class OneSided(NamedTuple):
-    """The one-sided (floor, collision) residuals: scales, which rows are switched on, and their
-    augmented-Lagrangian shifts."""
-
-    floor_margin_m: float
-    """Height swing soles keep above the floor [m]."""
-    floor_weight: float
-    collision_weight: float
-    sticky: bool
-    """Once true, a row switched on stays on (the solver's last iterations, so they cannot oscillate)."""
-    augmented: bool
-    """Update each switched-on row's shift by its remaining violation (augmented Lagrangian)."""
-    floor_on: np.ndarray
-    """(T, S) bool, updated in place."""
-    sphere_on: np.ndarray
-    """(T, Q) bool, updated in place."""
-    pair_on: np.ndarray
-    """(T, K) bool, updated in place."""
-    floor_shift_m: np.ndarray
-    """(T, S) [m] ≥ 0, updated in place: how far beyond the constraint each row aims."""
-    sphere_shift_m: np.ndarray
-    """(T, Q) [m], as ``floor_shift_m``."""
-    pair_shift_m: np.ndarray
-    """(T, K) [m], as ``floor_shift_m``."""
-
-
 @numba.njit(cache=_CACHE, fastmath=False)
 def _one_sided_residual(violation, sticky, augmented, on, shift, t, i):
     """Residual (≥ 0) of one-sided row (t, i) whose constraint is violated by `violation` [m] (negative:
@@ -259,9 +174,9 @@ def _one_sided_residual(violation, sticky, augmented, on, shift, t, i):
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, H, g):
-    """Fill H (T, n, n) and g (T, n) for the state (root_pos (T, 3), root_rot (T, 3, 3), dof (T, D)) given a
-    :class:`TreeArrays`, :class:`ResidualLayout`, :class:`FrameTargets` and :class:`OneSided`; return the largest
-    one-sided violation [m]."""
+    """Fill H (T, n, n) and g (T, n) for the state (root_pos (T, 3), root_rot (T, 3, 3), dof (T, D)) given the
+    tree, layout, targets and one-sided rows (:mod:`retarget.ik.pass_inputs`); return the largest one-sided
+    violation [m]."""
     parent, plc_rot, plc_pos, axis_j = tree.parent, tree.placement_rot, tree.placement_pos, tree.axis_j
     pt_joint, pt_pos_j, pt_rot_j, anc, anc_n = (
         tree.point_joint,

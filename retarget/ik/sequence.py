@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.ik.gauss_newton import StepSettings, solve_pass
-from retarget.ik.kernel import FrameTargets, OneSided, ResidualLayout, TreeArrays, normal_equations
+from retarget.ik.aot import pass_function
+from retarget.ik.pass_inputs import FrameTargets, OneSided, ResidualLayout, StepSettings, TreeArrays
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
 
 
@@ -171,13 +171,13 @@ class WholeSequenceIK:
         self.kin = kin
         self.layout = layout
         self.num_points = layout.num_points
-        self.lower = np.asarray(lower)
+        self.lower = np.ascontiguousarray(lower, dtype=np.float64)
         # Ancestor joints of every tracked point, padded, for the compiled kernel.
         self._anc_n = np.array([len(c) for c in kin.chains], dtype=np.int64)
         self._anc = np.zeros((len(kin.chains), max(1, int(self._anc_n.max()))), dtype=np.int64)
         for k, chain in enumerate(kin.chains):
             self._anc[k, : len(chain)] = chain
-        self.upper = np.asarray(upper)
+        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
         self.config = config
         n = kin.num_tangent
         self._n = n
@@ -207,12 +207,17 @@ class WholeSequenceIK:
             lay.num_soles,
             Q,
             self.kin.num_frames,
-            lay.segment_a,
-            lay.segment_b,
-            lay.proxy_radius_m,
-            lay.pair_a,
-            lay.pair_b,
-            lay.pair_clearance_m,
+            *(
+                np.ascontiguousarray(a)
+                for a in (
+                    lay.segment_a,
+                    lay.segment_b,
+                    lay.proxy_radius_m,
+                    lay.pair_a,
+                    lay.pair_b,
+                    lay.pair_clearance_m,
+                )
+            ),
         )
         frame_targets = FrameTargets(
             np.ascontiguousarray(targets.point_pos_w),
@@ -239,6 +244,8 @@ class WholeSequenceIK:
         """Per-frame Gauss-Newton blocks H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe of all residuals at `state`, with
         every one-sided row off before the call, and the largest violation of the one-sided (floor, collision)
         constraints [m] (the first iteration of a pass; for tests). See :mod:`retarget.ik.kernel`."""
+        from retarget.ik.kernel import normal_equations
+
         root_pos, root_rot, dof = (np.ascontiguousarray(a, dtype=np.float64) for a in state)
         H = np.empty((dof.shape[0], self._n, self._n))
         g = np.empty((dof.shape[0], self._n))
@@ -308,18 +315,19 @@ class WholeSequenceIK:
             augmented_lagrangian=cfg.augmented_lagrangian,
         )
         layout, frame_targets, one_sided = self._kernel_inputs(targets, dof.shape[0])
-        iterations = solve_pass(
+        # The compiled pass takes the named tuples spread into their fields (retarget.ik.aot).
+        iterations = pass_function()(
             root_pos,
             root_rot,
             dof,
-            self._tree,
-            layout,
-            frame_targets,
-            one_sided,
+            *self._tree,
+            *layout,
+            *frame_targets,
+            *one_sided,
             self.lower,
             self.upper,
             self._smoothed_mask,
-            settings,
+            *settings,
             max_iterations,
             extra_iterations,
         )
