@@ -130,7 +130,12 @@ def build(directories: list[Path] | None = None) -> Path:
                 cc.compile()
                 final = directory / _file_name(name)
                 os.replace(Path(tmp) / cc.output_file, final)
-                return final
+            if directory == _HERE / "__pycache__":
+                # Modules of earlier sources in this installation's own folder will never load again (~1 MB each).
+                for old in directory.glob("gauss_newton_aot_*"):
+                    if old != final:
+                        old.unlink(missing_ok=True)
+            return final
         except OSError as exc:
             errors.append(f"{directory}: {exc}")
     raise OSError("could not write the compiled Gauss-Newton module: " + "; ".join(errors))
