@@ -11,6 +11,7 @@ from retarget.ik.banded import (
     band_backward,
     band_cholesky,
     band_forward,
+    band_forward_many,
     band_from_dense,
     band_solve,
     band_storage,
@@ -88,6 +89,22 @@ def test_forward_solve_from_a_start_index_equals_the_full_one():
         np.testing.assert_allclose(e[:size], np.linalg.solve(L, unit), atol=1e-12)
         band_backward(band, inv_diag, e)
         np.testing.assert_allclose(e[:size], np.linalg.solve(A, unit), atol=1e-10)
+
+
+@pytest.mark.parametrize(("size", "bandwidth", "start"), [(29 * 6, 58, 37), (29 * 6 + 2, 58, 0), (41, 7, 13)])
+def test_many_forward_solves_at_once_equal_one_at_a_time(size, bandwidth, start):
+    """Four right-hand sides per tile (the pinned joints' unit vectors), rows zero before `start`."""
+    A = _random_banded_spd(size, bandwidth, seed=size + start)
+    band = band_from_dense(A, bandwidth)
+    inv_diag = np.empty(band.shape[0])
+    assert band_cholesky(band, inv_diag)
+    rng = np.random.default_rng(2)
+    Y = np.zeros((8, band.shape[0]))
+    Y[:6, start:size] = rng.normal(size=(6, size - start))  # two rows of padding stay zero
+    expected = np.linalg.solve(band_to_dense(band, size), Y[:, :size].T).T
+    band_forward_many(band, inv_diag, Y, start)
+    np.testing.assert_allclose(Y[:, :size], expected, atol=1e-10 * np.abs(expected).max())
+    np.testing.assert_array_equal(Y[6:], 0.0)
 
 
 def test_indefinite_matrices_are_reported():

@@ -32,13 +32,13 @@ def band_storage(num_rows: int, bandwidth: int) -> tuple[int, int]:
 
 
 @numba.njit(cache=_CACHE, fastmath=True)
-def _tile_dots(band, ra, oa, rb, ob, length, S):
-    """S[r, s] = Σ_m band[ra + r, oa + m] · band[rb + s, ob + m] over m < length, for r, s < 4: sixteen inner
+def _tile_dots(A, ra, oa, B, rb, ob, length, S):
+    """S[r, s] = Σ_m A[ra + r, oa + m] · B[rb + s, ob + m] over m < length, for r, s < 4: sixteen inner
     products sharing their loads (reassociated so that the compiler vectorises them)."""
     s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = 0.0
     s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = 0.0
-    A0, A1, A2, A3 = band[ra], band[ra + 1], band[ra + 2], band[ra + 3]
-    B0, B1, B2, B3 = band[rb], band[rb + 1], band[rb + 2], band[rb + 3]
+    A0, A1, A2, A3 = A[ra], A[ra + 1], A[ra + 2], A[ra + 3]
+    B0, B1, B2, B3 = B[rb], B[rb + 1], B[rb + 2], B[rb + 3]
     for m in range(length):
         a0, a1, a2, a3 = A0[oa + m], A1[oa + m], A2[oa + m], A3[oa + m]
         b0, b1, b2, b3 = B0[ob + m], B1[ob + m], B2[ob + m], B3[ob + m]
@@ -79,7 +79,7 @@ def band_cholesky(band, inv_diag) -> bool:
         for c in range(max(0, b - U // TILE), b + 1):
             j0 = TILE * c
             base_c = j0 - U
-            _tile_dots(band, i0, 0, j0, base_b - base_c, j0 - base_b, S)
+            _tile_dots(band, i0, 0, band, j0, base_b - base_c, j0 - base_b, S)
             o = j0 - base_b  # column j0 in the storage of rows of tile b
             if c < b:
                 # Forward substitution with the (already factored) 4 × 4 diagonal tile of rows J.
@@ -131,6 +131,35 @@ def band_forward(band, inv_diag, b, start):
         base = TILE * (i // TILE) - U
         first = max(start, base)
         b[i] = (b[i] - _row_dot(band[i], first - base, b, first, i - first)) * inv_diag[i]
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def band_forward_many(band, inv_diag, Y, start):
+    """Each row of Y (k₄, N₄; k₄ a multiple of 4) ← L⁻¹ of itself in place, for rows zero before index `start`.
+
+    The same 4 × 4 tiles as the factorisation (four right-hand sides against four rows of L at a time), so k
+    solves run at the factorisation's rate rather than k times a scalar forward substitution's: what the
+    low-rank correction for joints pinned at their limits needs (one right-hand side per pinned joint)."""
+    U = band.shape[1] - TILE
+    S = np.empty((TILE, TILE))
+    for r0 in range(0, Y.shape[0], TILE):
+        for c in range(start // TILE, band.shape[0] // TILE):
+            j0 = TILE * c
+            base_c = j0 - U
+            first = max(TILE * (start // TILE), base_c)
+            _tile_dots(Y, r0, first, band, j0, first - base_c, j0 - first, S)
+            oc = j0 - base_c
+            l10 = band[j0 + 1, oc]
+            l20, l21 = band[j0 + 2, oc], band[j0 + 2, oc + 1]
+            l30, l31, l32 = band[j0 + 3, oc], band[j0 + 3, oc + 1], band[j0 + 3, oc + 2]
+            d0, d1, d2, d3 = inv_diag[j0], inv_diag[j0 + 1], inv_diag[j0 + 2], inv_diag[j0 + 3]
+            for r in range(TILE):
+                row = Y[r0 + r]
+                x0 = (row[j0] - S[r, 0]) * d0
+                x1 = (row[j0 + 1] - S[r, 1] - x0 * l10) * d1
+                x2 = (row[j0 + 2] - S[r, 2] - x0 * l20 - x1 * l21) * d2
+                x3 = (row[j0 + 3] - S[r, 3] - x0 * l30 - x1 * l31 - x2 * l32) * d3
+                row[j0], row[j0 + 1], row[j0 + 2], row[j0 + 3] = x0, x1, x2, x3
 
 
 @numba.njit(cache=_CACHE, fastmath=False)

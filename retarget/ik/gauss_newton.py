@@ -24,7 +24,7 @@ from retarget.ik.banded import (
     TILE,
     band_backward,
     band_cholesky,
-    band_forward,
+    band_forward_many,
     band_solve,
     band_storage,
     dense_cholesky_solve,
@@ -162,8 +162,9 @@ def pin_to_limits(
     it, the other coordinates compensating; `pinned` (T, D) ← those joints.
 
     Few (the usual case): the equality-constrained solution from the same factor, x = x₀ + A⁻¹E λ with
-    (EᵀA⁻¹E) λ = y − Eᵀx₀; with Y = L⁻¹E, EᵀA⁻¹E = YᵀY and A⁻¹Eλ = L⁻ᵀ(Yλ), so only forward solves per pin
-    and one backward solve. Many: stiff springs in H and g and a new factorisation."""
+    (EᵀA⁻¹E) λ = y − Eᵀx₀; with Y = L⁻¹E, EᵀA⁻¹E = YᵀY and A⁻¹Eλ = L⁻ᵀ(Yλ), so only forward solves (four
+    pins at a time, :func:`retarget.ik.banded.band_forward_many`) and one backward solve. Many: stiff springs
+    in H and g and a new factorisation."""
     T, D = dof.shape
     n = 6 + D
     count = 0
@@ -194,29 +195,39 @@ def pin_to_limits(
         linear_step(H, g, root_pos, dof, smoothed, damping, acc_penalty, band, inv_diag, step)
         return
     N = band.shape[0]
-    Y = np.zeros((count, N))
+    Y = np.zeros((-(-count // TILE) * TILE, N))  # rows past `count` stay zero (and solve to zero)
+    first = N
     for j in range(count):
         Y[j, index[j]] = 1.0
-        band_forward(band, inv_diag, Y[j], index[j])
+        first = min(first, index[j])
+    band_forward_many(band, inv_diag, Y, first)
     M = np.empty((count, count))
     lam = np.empty(count)
     for a in range(count):
         lam[a] = wanted[a] - step[index[a]]
         for b in range(a + 1):
-            s = 0.0
-            for m in range(max(index[a], index[b]), N):
-                s += Y[a, m] * Y[b, m]
+            s = _dot_from(Y[a], Y[b], max(index[a], index[b]))
             M[a, b] = s
             M[b, a] = s
     if not dense_cholesky_solve(M, lam):
         raise ValueError("whole-sequence IK: the pinned joints' system is not positive definite")
     v = np.zeros(N)
     for j in range(count):
+        y = Y[j]
         for m in range(index[j], N):
-            v[m] += lam[j] * Y[j, m]
+            v[m] += lam[j] * y[m]
     band_backward(band, inv_diag, v)
     for m in range(N):
         step[m] += v[m]
+
+
+@numba.njit(cache=_CACHE, fastmath=True)
+def _dot_from(a, b, start):
+    """Σ a[m] b[m] over m ≥ start (reassociated so that it vectorises)."""
+    s = 0.0
+    for m in range(start, a.shape[0]):
+        s += a[m] * b[m]
+    return s
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
