@@ -116,21 +116,56 @@ def band_cholesky(band, inv_diag) -> bool:
 
 
 @numba.njit(cache=_CACHE, fastmath=True)
-def _row_dot(row, offset, b, first, length):
-    s = 0.0
+def _four_dots(band, rb, ob, y, oy, length, S):
+    """S[s] = Σ_m band[rb + s, ob + m] · y[oy + m] over m < length, for s < 4 (sharing the loads of y)."""
+    s0 = s1 = s2 = s3 = 0.0
+    B0, B1, B2, B3 = band[rb], band[rb + 1], band[rb + 2], band[rb + 3]
     for m in range(length):
-        s += row[offset + m] * b[first + m]
-    return s
+        v = y[oy + m]
+        s0 += B0[ob + m] * v
+        s1 += B1[ob + m] * v
+        s2 += B2[ob + m] * v
+        s3 += B3[ob + m] * v
+    S[0], S[1], S[2], S[3] = s0, s1, s2, s3
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def band_forward(band, inv_diag, b, start):
-    """b (N₄,) ← L⁻¹ b in place, for b zero before index `start` (0: any b)."""
+    """b (N₄,) ← L⁻¹ b in place, for b zero before index `start` (0: any b); four rows of L at a time."""
     U = band.shape[1] - TILE
-    for i in range(start, band.shape[0]):
-        base = TILE * (i // TILE) - U
-        first = max(start, base)
-        b[i] = (b[i] - _row_dot(band[i], first - base, b, first, i - first)) * inv_diag[i]
+    S = np.empty(TILE)
+    for c in range(start // TILE, band.shape[0] // TILE):
+        j0 = TILE * c
+        base_c = j0 - U
+        first = max(TILE * (start // TILE), base_c)
+        _four_dots(band, j0, first - base_c, b, first, j0 - first, S)
+        oc = j0 - base_c
+        x0 = (b[j0] - S[0]) * inv_diag[j0]
+        x1 = (b[j0 + 1] - S[1] - band[j0 + 1, oc] * x0) * inv_diag[j0 + 1]
+        x2 = (b[j0 + 2] - S[2] - band[j0 + 2, oc] * x0 - band[j0 + 2, oc + 1] * x1) * inv_diag[j0 + 2]
+        r3 = band[j0 + 3]
+        x3 = (b[j0 + 3] - S[3] - r3[oc] * x0 - r3[oc + 1] * x1 - r3[oc + 2] * x2) * inv_diag[j0 + 3]
+        b[j0], b[j0 + 1], b[j0 + 2], b[j0 + 3] = x0, x1, x2, x3
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def band_backward(band, inv_diag, b):
+    """b (N₄,) ← L⁻ᵀ b in place, four rows of L at a time: the 4 × 4 diagonal tile first, then one pass
+    that removes those four unknowns from every earlier equation (contiguous in each row's storage)."""
+    U = band.shape[1] - TILE
+    for c in range(band.shape[0] // TILE - 1, -1, -1):
+        j0 = TILE * c
+        base_c = j0 - U
+        oc = j0 - base_c
+        R0, R1, R2, R3 = band[j0], band[j0 + 1], band[j0 + 2], band[j0 + 3]
+        x3 = b[j0 + 3] * inv_diag[j0 + 3]
+        x2 = (b[j0 + 2] - R3[oc + 2] * x3) * inv_diag[j0 + 2]
+        x1 = (b[j0 + 1] - R2[oc + 1] * x2 - R3[oc + 1] * x3) * inv_diag[j0 + 1]
+        x0 = (b[j0] - R1[oc] * x1 - R2[oc] * x2 - R3[oc] * x3) * inv_diag[j0]
+        b[j0], b[j0 + 1], b[j0 + 2], b[j0 + 3] = x0, x1, x2, x3
+        for m in range(max(0, base_c), j0):
+            o = m - base_c
+            b[m] -= R0[o] * x0 + R1[o] * x1 + R2[o] * x2 + R3[o] * x3
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -160,20 +195,6 @@ def band_forward_many(band, inv_diag, Y, start):
                 x2 = (row[j0 + 2] - S[r, 2] - x0 * l20 - x1 * l21) * d2
                 x3 = (row[j0 + 3] - S[r, 3] - x0 * l30 - x1 * l31 - x2 * l32) * d3
                 row[j0], row[j0 + 1], row[j0 + 2], row[j0 + 3] = x0, x1, x2, x3
-
-
-@numba.njit(cache=_CACHE, fastmath=False)
-def band_backward(band, inv_diag, b):
-    """b (N₄,) ← L⁻ᵀ b in place (row by row of L, so each update runs along contiguous storage)."""
-    U = band.shape[1] - TILE
-    for i in range(band.shape[0] - 1, -1, -1):
-        x = b[i] * inv_diag[i]
-        b[i] = x
-        base = TILE * (i // TILE) - U
-        first = max(0, base)
-        row = band[i]
-        for m in range(first, i):
-            b[m] -= row[m - base] * x
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
