@@ -133,7 +133,9 @@ def per_iteration_table(clip: Path) -> None:
 
     def whole_step() -> None:
         h, gg, rp, rr, d, hd = (a.copy() for a in copies)
-        gauss_newton.gauss_newton_step(h, gg, rp, rr, d, hd, solver.lower, solver.upper, mask, settings)
+        gauss_newton.gauss_newton_step(
+            h, gg, rp, rr, d, hd, solver.lower, solver.upper, mask, settings, *gauss_newton.work_arrays(T, n)
+        )
 
     copy_cost = _median_seconds(lambda: tuple(a.copy() for a in copies))
     band_copy_cost = _median_seconds(band.copy)

@@ -250,17 +250,20 @@ def _rotate_by(rotvec, R, tmp):
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
-def gauss_newton_step(H, g, root_pos, root_rot, dof, held, lower, upper, smoothed, settings):
+def work_arrays(T, n):
+    """The banded factor's storage, its inverse diagonal and the step, for T frames of n coordinates."""
+    rows, width = band_storage(T * n, 2 * n)
+    return np.empty((rows, width)), np.empty(rows), np.empty(rows)
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def gauss_newton_step(H, g, root_pos, root_rot, dof, held, lower, upper, smoothed, settings, band, inv_diag, step):
     """One step from the normal equations H (T, n, n), g (T, n) (both modified): updates the state
     (root_pos (T, 3), root_rot (T, 3, 3), dof (T, D)) and `held` (T, D) in place; returns the largest change
-    of any coordinate [rad or m]."""
+    of any coordinate [rad or m]. `band`, `inv_diag` and `step` are work arrays (:func:`work_arrays`)."""
     T, n = g.shape
     D = n - 6
     damping, acc_penalty = settings.damping, settings.acceleration_penalty
-    rows, width = band_storage(T * n, 2 * n)
-    band = np.empty((rows, width))
-    inv_diag = np.empty(rows)
-    step = np.empty(rows)
     side = np.zeros((T, D))
     if settings.pin_limits:
         hold_at_limits(H, g, dof, held, lower, upper, side)
@@ -308,6 +311,8 @@ def solve_pass(
     n = 6 + D
     H = np.empty((T, n, n))
     g = np.empty((T, n))
+    # Allocated once per pass: megabytes for long clips, fresh pages (and page faults) if made every iteration.
+    band, inv_diag, step = work_arrays(T, n)
     held = np.zeros((T, D), dtype=np.bool_)
     tolerance = settings.constraint_tolerance_m
     iterations = 0
@@ -333,7 +338,9 @@ def solve_pass(
         if sticky and violation <= tolerance:
             iterations -= 1
             break
-        largest = gauss_newton_step(H, g, root_pos, root_rot, dof, held, lower, upper, smoothed, settings)
+        largest = gauss_newton_step(
+            H, g, root_pos, root_rot, dof, held, lower, upper, smoothed, settings, band, inv_diag, step
+        )
         if largest < settings.step_tolerance and violation <= tolerance:
             break
     return iterations
