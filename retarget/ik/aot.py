@@ -36,11 +36,18 @@ ENV_SWITCH = "ASAP_RETARGET_AOT"
 
 def _cpu_key() -> bytes:
     """What the host's instruction set depends on (the module is compiled for it)."""
+    found: dict[str, str] = {}
     try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-        return "\n".join(next((ln for ln in lines if ln.startswith(p)), "") for p in ("model name", "flags")).encode()
+        with open("/proc/cpuinfo") as cpuinfo:  # the first processor's lines (all cores are alike)
+            for line in cpuinfo:
+                key = line.split(":", 1)[0].strip()
+                if key in ("model name", "flags"):
+                    found.setdefault(key, line)
+                if len(found) == 2 or not line.strip():
+                    break
     except OSError:
-        return f"{platform.machine()} {platform.processor()}".encode()
+        pass
+    return (found.get("model name", platform.machine()) + found.get("flags", platform.processor())).encode()
 
 
 def module_name() -> str:

@@ -5,7 +5,9 @@ Jacobians from :mod:`retarget.tree_kinematics`) and solves one sparse system for
 increments of all frames: per-frame blocks from the tracking terms, coupled between frames by
 an acceleration penalty on root position and joint angles. Ordered frame by frame, that
 system is banded (bandwidth two frames), so a banded Cholesky solves it in time linear in the
-clip length. Joint limits are enforced by projecting each iterate onto the box.
+clip length. Joint limits are enforced by projecting each iterate onto the box. Each pass of
+iterations is one compiled call (:mod:`retarget.ik.gauss_newton`); this module orders the passes
+(keyframes coarse to fine, then the whole clip) and prepares their inputs.
 
 Why one solve for the whole clip rather than frame after frame: a per-frame IK can only
 damp toward the previous frame, which lags and still jitters where the pose is
