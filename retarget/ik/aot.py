@@ -28,6 +28,11 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # not on Windows: builds are not serialized there
+    fcntl = None  # type: ignore[assignment]
+
 _HERE = Path(__file__).resolve().parent
 _SOURCES = ("pass_inputs.py", "banded.py", "kernel.py", "gauss_newton.py", "compiled_cache.py", "aot.py")
 """The files whose code ends up in the compiled module: any change makes a new one."""
@@ -97,7 +102,7 @@ def pass_function() -> Callable:
         compiled = load_compiled()
         if compiled is None:
             try:
-                compiled = load_compiled([build().parent])
+                compiled = _build_once()
             except Exception as exc:  # noqa: BLE001 (any failure of the optional build falls back to the JIT)
                 warnings.warn(
                     f"building the compiled Gauss-Newton module failed ({type(exc).__name__}: {exc}); "
@@ -110,6 +115,33 @@ def pass_function() -> Callable:
     from retarget.ik.gauss_newton import solve_pass_flat
 
     return solve_pass_flat
+
+
+def _build_once() -> Callable | None:
+    """Build the module unless another process is building it (batch workers start together): the first one
+    builds under an exclusive lock on the cache directory, the others wait for it and load its module."""
+    lock_dir = next((d for d in _directories() if _writable(d)), None)
+    if lock_dir is None or fcntl is None:
+        return load_compiled([build().parent])
+    with open(lock_dir / ".gauss_newton_aot.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        compiled = load_compiled()
+        if compiled is None:
+            print(
+                "building the compiled Gauss-Newton solver for this machine, once (30-60 s)...",
+                file=sys.stderr,
+                flush=True,
+            )
+            compiled = load_compiled([build().parent])
+        return compiled
+
+
+def _writable(directory: Path) -> bool:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(directory, os.W_OK)
 
 
 def build(directories: list[Path] | None = None) -> Path:
