@@ -1,9 +1,13 @@
-"""Where `retarget_file`'s time goes: cProfile over clips 2-13 after one warm-up clip, grouped by stage.
+"""Where `retarget_file`'s time goes: cProfile over clips 2-13 after one warm-up clip, grouped by stage, and
+the cost of one Gauss-Newton iteration per frame, piece by piece.
 
     taskset -c 1 python bench/profile_retarget.py
 
-Prints the import time, the first clip's time (numba cache, kinematics built) and a markdown table of
-seconds and shares per stage. Run it on two checkouts to compare (docs/retarget_quality_speed.md).
+Prints the import time, the first clip's time, a markdown table of seconds and shares per stage, and (the
+compiled pass being one call that cProfile cannot look into) a second table: microseconds per frame for each
+piece of an iteration, timed with `time.process_time` (median of 30) on one clip's problem at its solution
+with the same compiled functions the pass runs. Run it on two checkouts to compare
+(docs/retarget_quality_speed.md).
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import cProfile
 import pstats
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 t0 = time.perf_counter()
 from retarget.pipeline import retarget_file
@@ -39,26 +46,24 @@ def cum(name: str, file: str | None = None) -> float:
 
 
 def tot(name: str, file: str | None = None) -> float:
-    """Own seconds of the functions called `name`."""
+    """Own seconds of the functions called `name` (in files containing `file`)."""
     return sum(v[2] for k, v in stats.items() if k[2] == name and (file is None or file in k[0]))
 
 
 total = cum("retarget_file")
+passes = cum("_solve", "ik/sequence")
 rows = [
     ("read clip (reader, floor levelling)", cum("read_clip")),
     ("resample + SMPL FK", cum("resample_sequence") + cum("smpl_forward_kinematics")),
     ("limb scales + scaling", cum("compute_limb_scales") + cum("limb_scales_from_rest") + cum("scale_joints")),
     ("contacts", cum("detect_foot_contacts")),
     ("problem assembly", cum("build_sequence_problem")),
-    ("normal equations (numba kernel)", tot("normal_equations")),
-    ("banded Cholesky factorisation", tot("cholesky_banded")),
-    ("banded solves (steps + pinned joints)", cum("cho_solve_banded")),
+    ("Gauss-Newton passes (one compiled call each)", passes),
+    ("keyframe interpolation, heading hold (with its FK)", cum("solve", "ik/sequence") - passes),
     (
-        "band assembly, pins, steps (numpy)",
-        cum("_solve", "ik/sequence") - tot("cholesky_banded") - cum("cho_solve_banded") - cum("_normal_equations"),
+        "solver set-up, post-solve match errors (FK)",
+        cum("_solve_whole_sequence") - cum("solve", "ik/sequence") - cum("build_sequence_problem"),
     ),
-    ("BLAS thread limiter", cum("__init__", "threadpoolctl")),
-    ("post-solve match errors", cum("_match_errors") + cum("forward", "tree_kinematics")),
 ]
 print(
     f"import {t1 - t0:.2f} s, first clip {t2 - t1:.2f} s; "
@@ -70,3 +75,93 @@ for name, s in rows:
     print(f"| {name} | {s:.3f} | {100 * s / total:.0f}% |")
 other = total - sum(s for _, s in rows)
 print(f"| other | {other:.3f} | {100 * other / total:.0f}% |")
+
+
+def _median_seconds(run: Callable[[], object], repeats: int = 30) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return float(np.median(times))
+
+
+def per_iteration_table(clip: Path) -> None:
+    """Microseconds per frame of each piece of one Gauss-Newton iteration, on `clip`'s problem at its solution."""
+    from retarget import pipeline
+    from retarget.ik import banded, gauss_newton
+    from retarget.ik.kernel import normal_equations
+    from retarget.ik.sequence import WholeSequenceIK
+    from retarget.rotations import quat_to_matrix
+    from robots import load_robot_spec
+
+    captured = {}
+    original = pipeline.build_sequence_problem
+
+    def capture(*args, **kwargs):
+        captured["problem"] = original(*args, **kwargs)
+        return captured["problem"]
+
+    pipeline.build_sequence_problem = capture  # type: ignore[assignment]
+    try:
+        result = retarget_file(clip)
+    finally:
+        pipeline.build_sequence_problem = original  # type: ignore[assignment]
+    problem = captured["problem"]
+    robot = load_robot_spec("g1_23dof")
+    solver = WholeSequenceIK(problem.kinematics, problem.layout, robot.lower_rad, robot.upper_rad)
+    root_pos = np.ascontiguousarray(result.motion.root_pos_w)
+    root_rot = np.ascontiguousarray(quat_to_matrix(result.motion.root_quat_w))
+    dof = np.ascontiguousarray(result.motion.dof_pos)
+    T, n = dof.shape[0], solver._n
+    layout, targets, one_sided = solver._kernel_inputs(problem.targets, T)
+    H, g = np.empty((T, n, n)), np.empty((T, n))
+    rows_, width = banded.band_storage(T * n, 2 * n)
+    band, inv_diag, step = np.empty((rows_, width)), np.empty(rows_), np.empty(rows_)
+    mask, penalty = solver._smoothed_mask, (solver.config.acceleration_weight * result.motion.fps**2) ** 2
+    settings = gauss_newton.StepSettings(0.1, penalty, True, 0.25, 1e-4, 0.002, True)
+    held = (dof <= solver.lower) | (dof >= solver.upper)  # as the iterations carry them over
+
+    def normal() -> None:
+        normal_equations(root_pos, root_rot, dof, solver._tree, layout, targets, one_sided, H, g)
+
+    normal()
+    gauss_newton.assemble_band(H, 0.1, penalty, mask, band)
+    factored = band.copy()
+    banded.band_cholesky(factored, inv_diag)
+    copies = (H.copy(), g.copy(), root_pos.copy(), root_rot.copy(), dof.copy(), held.copy())
+
+    def whole_step() -> None:
+        h, gg, rp, rr, d, hd = (a.copy() for a in copies)
+        gauss_newton.gauss_newton_step(
+            h, gg, rp, rr, d, hd, solver.lower, solver.upper, mask, settings, *gauss_newton.work_arrays(T, n)
+        )
+
+    copy_cost = _median_seconds(lambda: tuple(a.copy() for a in copies))
+    band_copy_cost = _median_seconds(band.copy)
+    pieces = {
+        "normal equations (kernel)": _median_seconds(normal),
+        "band assembly": _median_seconds(lambda: gauss_newton.assemble_band(H, 0.1, penalty, mask, band)),
+        "banded Cholesky": _median_seconds(lambda: banded.band_cholesky(band.copy(), inv_diag)) - band_copy_cost,
+        "solve (forward + backward)": _median_seconds(lambda: banded.band_solve(factored, inv_diag, step)),
+    }
+    step_cost = _median_seconds(whole_step) - copy_cost
+    pieces["rest of the step (newly pinned joints, gradient, trust region, update)"] = (
+        step_cost - pieces["band assembly"] - pieces["banded Cholesky"] - pieces["solve (forward + backward)"]
+    )
+    # How many joints this step newly pins (each costs a forward solve from its row; held ones cost nothing).
+    h, gg, side = H.copy(), g.copy(), np.zeros(dof.shape)
+    gauss_newton.hold_at_limits(h, gg, dof, held, solver.lower, solver.upper, side)
+    gauss_newton.linear_step(h, gg, root_pos, dof, mask, 0.1, penalty, band, inv_diag, step)
+    moved = dof + step[: T * n].reshape(T, n)[:, 6:]
+    new_pins = int(((np.clip(moved, solver.lower, solver.upper) != moved) & ~held).sum())
+    scale = 1e6 / T
+    print(f"\nper frame per Gauss-Newton iteration, {clip.stem} ({T} frames, {new_pins} newly pinned joints) [µs]:")
+    print("| piece | µs per frame |")
+    print("|---|---:|")
+    for name, seconds in pieces.items():
+        print(f"| {name} | {seconds * scale:.2f} |")
+    print(f"| total | {sum(pieces.values()) * scale:.2f} |")
+
+
+per_iteration_table(clips[3])

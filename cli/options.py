@@ -253,8 +253,8 @@ def size_limit_options() -> list[click.Option]:
 
 def add_size_limit_options(command: click.Command) -> None:
     """Let ``command`` (each command of a group) take the size limits after its name, as the main group does before
-    it; given in both places, the one after the name wins. A command whose own option has the same flag keeps its
-    own (``render --max-frames``: how many frames to render); its size limit goes before the command name."""
+    it; given in both places, the one after the name wins. A command whose own option has the same flag or name keeps
+    its own, and its size limit goes before the command name."""
     if isinstance(command, click.Group):
         for sub in command.commands.values():
             add_size_limit_options(sub)

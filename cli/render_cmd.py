@@ -53,7 +53,7 @@ from cli.progress import progress_bar
 @click.option(
     "--frame", "still_frame", type=int, default=None, help="With -o X.png: the frame to draw (default: the middle)."
 )
-@click.option("--max-frames", type=click.IntRange(min=1), default=None, help="Render only the first N frames.")
+@click.option("--frames", "frames", type=click.IntRange(min=1), default=None, help="Render only the first N frames.")
 @clip_options
 def render(
     library,
@@ -68,7 +68,7 @@ def render(
     skeleton_offset,
     robot,
     still_frame,
-    max_frames,
+    frames,
     clip_options,
 ) -> None:
     """Render a clip of a motion LIBRARY (.pkl) with MuJoCo offscreen (no display or GPU needed)."""
@@ -86,7 +86,7 @@ def render(
             compare,
             config,
             robot,
-            max_frames,
+            frames,
             still_frame,
             source_options=clip_options,
             on_frame=lambda done, total: update(done, total, str(output)),

@@ -19,13 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import joblib
 import numpy as np
 
 from retarget.atomic_io import atomic_write
 from retarget.errors import MotionFileError
 from retarget.rotations import quat_to_rotvec, quat_wxyz_to_xyzw, quat_xyzw_to_wxyz, rotvec_to_quat
-from retarget.safe_pickle import safe_load
 from robots.registry import RobotSpec
 
 if TYPE_CHECKING:
@@ -111,6 +109,10 @@ def asap_dict_to_motion(name: str, clip: dict[str, Any]) -> RobotMotion:
 
 def write_motion_library(path: str | Path, clips: dict[str, dict[str, Any]]) -> Path:
     """Write a library (one or many clips) atomically with joblib, as ASAP's loader expects."""
+    # joblib (and the restricted unpickler built on it, below) loads here, not at import: retargeting a clip
+    # needs this module's types but no pickling, and joblib costs 40-65 ms of every process's start-up.
+    import joblib
+
     path = Path(path)
     atomic_write(path, lambda tmp: joblib.dump(clips, tmp))
     return path
@@ -118,6 +120,8 @@ def write_motion_library(path: str | Path, clips: dict[str, dict[str, Any]]) -> 
 
 def read_motion_library(path: str | Path) -> dict[str, dict[str, Any]]:
     """Read a library with the restricted unpickler and check its structure."""
+    from retarget.safe_pickle import safe_load
+
     path = Path(path)
     data = safe_load(path)
     if not isinstance(data, dict) or not data:

@@ -174,7 +174,7 @@ def test_cli_render_side_by_side(tmp_path):
             "192",
             "--height",
             "96",
-            "--max-frames",
+            "--frames",
             "2",
             "--camera",
             "side",

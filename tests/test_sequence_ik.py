@@ -10,6 +10,14 @@ from conftest import smpl_clip
 
 from retarget.contact_targets import foot_targets, stance_phases
 from retarget.contacts import ContactConfig, detect_foot_contacts
+from retarget.ik.banded import band_storage, band_to_dense
+from retarget.ik.gauss_newton import (
+    WOODBURY_MAX_PINS,
+    hold_at_limits,
+    linear_step,
+    pin_to_limits,
+    still_pressing,
+)
 from retarget.ik.problem import _kinematics_for
 from retarget.ik.sequence import SequenceIkConfig, WholeSequenceIK
 from retarget.pipeline import retarget_file
@@ -59,18 +67,34 @@ def test_jacobians_match_finite_differences(g1):
         np.testing.assert_allclose(so3_log(ori2 @ np.swapaxes(ori, -1, -2)) / eps, jac_rot[..., k], atol=2e-6)
 
 
+def _linear_step(solver, H, g, root_pos, dof, fps):
+    """The compiled banded step (T, n) for H, g at the state's root position and joints, and the factor."""
+    T, n = g.shape
+    acc = solver.config.acceleration_weight
+    penalty = (acc * fps**2) ** 2 if T >= 3 and acc > 0 else 0.0
+    rows, width = band_storage(T * n, 2 * n)
+    band, inv_diag, step = np.empty((rows, width)), np.empty(rows), np.empty(rows)
+    linear_step(H, g, root_pos, dof, solver._smoothed_mask, solver.config.damping, penalty, band, inv_diag, step)
+    return step[: T * n].reshape(T, n).copy(), (band, inv_diag, step, penalty)
+
+
+def _random_system(g1, T, seed):
+    rng = np.random.default_rng(seed)
+    n = g1.num_dof + 6
+    blocks = rng.normal(size=(T, n, n))
+    return rng, blocks @ np.swapaxes(blocks, 1, 2) + np.eye(n), rng.normal(size=(T, n))
+
+
 def test_banded_solve_equals_dense_solve(g1):
     kin, layout = _kinematics_for(g1)
     solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
-    rng = np.random.default_rng(2)
     T, n = 7, kin.num_tangent
-    blocks = rng.normal(size=(T, n, n))
-    H = blocks @ np.swapaxes(blocks, 1, 2) + np.eye(n)
-    g = rng.normal(size=(T, n))
-    x = rng.normal(size=(T, len(solver._smoothed)))
+    rng, H, g = _random_system(g1, T, seed=2)
+    root_pos, dof = rng.normal(size=(T, 3)), rng.normal(size=(T, g1.num_dof))
     fps = 30.0
-    step, _ = solver._solve_banded(H.copy(), g.copy(), x, fps)
-    # Dense: block diagonal + w D2ᵀD2 on the smoothed coordinates.
+    step, _ = _linear_step(solver, H.copy(), g.copy(), root_pos, dof, fps)
+    # Dense: block diagonal + w D2ᵀD2 on the smoothed coordinates (root position, joints).
+    x = np.concatenate([root_pos, np.zeros((T, 3)), dof], axis=1)
     w = (0.01 * fps**2) ** 2
     D2 = np.zeros((T - 2, T))
     for t in range(T - 2):
@@ -80,10 +104,10 @@ def test_banded_solve_equals_dense_solve(g1):
     for t in range(T):
         dense[t * n : (t + 1) * n, t * n : (t + 1) * n] = H[t] + solver.config.damping * np.eye(n)
     M = D2.T @ D2
-    for col, d in enumerate(solver._smoothed):
+    for d in solver._smoothed:
         idx = np.arange(T) * n + d
         dense[np.ix_(idx, idx)] += w * M
-        rhs[idx] -= w * M @ x[:, col]
+        rhs[idx] -= w * M @ x[:, d]
     np.testing.assert_allclose(step.reshape(-1), np.linalg.solve(dense, rhs), rtol=1e-8, atol=1e-10)
 
 
@@ -231,7 +255,6 @@ def test_compiled_normal_equations_match_the_numpy_reference(g1):
         pipeline.build_sequence_problem = original
     problem = captured["problem"]
     solver = WholeSequenceIK(problem.kinematics, problem.layout, g1.lower_rad, g1.upper_rad)
-    solver._active, solver._shift, solver._sticky_on = {}, {}, False
     rng = np.random.default_rng(5)
     state = (
         result.motion.root_pos_w - [0, 0, 0.03],  # push the feet into the floor
@@ -251,18 +274,19 @@ def test_pinned_step_equals_the_equality_constrained_solution(g1):
     """Joints that would cross a limit are held at it; the rest is the exact constrained least-squares step."""
     kin, layout = _kinematics_for(g1)
     solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
-    rng = np.random.default_rng(4)
-    T, n = 6, kin.num_tangent
-    blocks = rng.normal(size=(T, n, n))
-    H = blocks @ np.swapaxes(blocks, 1, 2) + np.eye(n)
-    g = rng.normal(size=(T, n)) * 5.0
-    x = np.zeros((T, len(solver._smoothed)))
+    T = 6
+    rng, H, g = _random_system(g1, T, seed=4)
+    g *= 5.0
+    root_pos = np.zeros((T, 3))
     dof = np.clip(rng.normal(scale=0.3, size=(T, g1.num_dof)), g1.lower_rad, g1.upper_rad)
-    step, factor = solver._solve_banded(H.copy(), g.copy(), x, 30.0)
+    step, (band, inv_diag, flat, penalty) = _linear_step(solver, H.copy(), g.copy(), root_pos, dof, 30.0)
     crossing = np.clip(dof + step[:, 6:], g1.lower_rad, g1.upper_rad) != dof + step[:, 6:]
-    assert 0 < crossing.sum() <= 24  # exercise the factor-reuse path
+    assert 0 < crossing.sum() <= WOODBURY_MAX_PINS  # exercise the factor-reuse path
     none_held = np.zeros(dof.shape, dtype=bool)
-    pinned, mask = solver._pin_joints_to_limits(H.copy(), g.copy(), dof, step, factor, x, 30.0, none_held)
+    mask = np.empty(dof.shape, dtype=bool)
+    args = (root_pos, dof, none_held, solver.lower, solver.upper, solver._smoothed_mask, 0.1, penalty)
+    pin_to_limits(H.copy(), g.copy(), *args, band, inv_diag, flat, mask)
+    pinned = flat[: step.size].reshape(step.shape)
     np.testing.assert_array_equal(mask, crossing)
     t, d = np.nonzero(crossing)
     limits = np.clip(dof + step[:, 6:], g1.lower_rad, g1.upper_rad)
@@ -271,8 +295,42 @@ def test_pinned_step_equals_the_equality_constrained_solution(g1):
     H2, g2 = H.copy(), g.copy()
     H2[t, 6 + d, 6 + d] += 1e8
     g2[t, 6 + d] += 1e8 * (limits[t, d] - dof[t, d])
-    spring, _ = solver._solve_banded(H2, g2, x, 30.0)
+    spring, _ = _linear_step(solver, H2, g2, root_pos, dof, 30.0)
     np.testing.assert_allclose(pinned, spring, atol=1e-5)
+
+
+def test_many_pinned_joints_refactor_with_springs(g1):
+    """Past the low-rank limit the pins become springs in a new factorisation: the pinned joints land on their
+    limits, the others move as the constrained solution says (checked against the dense KKT system)."""
+    kin, layout = _kinematics_for(g1)
+    solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
+    T, n = 8, kin.num_tangent
+    rng, H, g = _random_system(g1, T, seed=11)
+    g *= 40.0
+    root_pos = np.zeros((T, 3))
+    dof = np.clip(rng.normal(scale=0.3, size=(T, g1.num_dof)), g1.lower_rad, g1.upper_rad)
+    step, (band, inv_diag, flat, penalty) = _linear_step(solver, H.copy(), g.copy(), root_pos, dof, 30.0)
+    crossing = np.clip(dof + step[:, 6:], g1.lower_rad, g1.upper_rad) != dof + step[:, 6:]
+    assert crossing.sum() > WOODBURY_MAX_PINS
+    mask = np.empty(dof.shape, dtype=bool)
+    none_held = np.zeros(dof.shape, dtype=bool)
+    args = (root_pos, dof, none_held, solver.lower, solver.upper, solver._smoothed_mask, 0.1, penalty)
+    pin_to_limits(H.copy(), g.copy(), *args, band, inv_diag, flat, mask)
+    pinned = flat[: T * n].reshape(T, n)
+    t, d = np.nonzero(crossing)
+    limits = np.clip(dof + step[:, 6:], g1.lower_rad, g1.upper_rad)
+    # A spring of stiffness 1e8 gives way by force / 1e8: micro-radians under these large gradients.
+    np.testing.assert_allclose(pinned[t, 6 + d], limits[t, d] - dof[t, d], atol=1e-5)
+    # KKT: minimise the quadratic model with E x = y for the pinned coordinates.
+    band0 = _linear_step(solver, H.copy(), g.copy(), root_pos, dof, 30.0)[1][0]
+    L = band_to_dense(band0, T * n)
+    A = L @ L.T
+    b = A @ step.reshape(-1)
+    E = np.zeros((len(t), T * n))
+    E[np.arange(len(t)), t * n + 6 + d] = 1.0
+    kkt = np.block([[A, E.T], [E, np.zeros((len(t), len(t)))]])
+    exact = np.linalg.solve(kkt, np.r_[b, limits[t, d] - dof[t, d]])[: T * n]
+    np.testing.assert_allclose(pinned.reshape(-1), exact, atol=1e-5)
 
 
 def test_joints_held_at_a_limit_stay_while_pressing_and_are_released_when_pulled_back(g1):
@@ -280,25 +338,26 @@ def test_joints_held_at_a_limit_stay_while_pressing_and_are_released_when_pulled
     distance to the limit), stay held while the spring pushes back, and are released when it pulls."""
     kin, layout = _kinematics_for(g1)
     solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, SequenceIkConfig(acceleration_weight=0.01))
-    rng = np.random.default_rng(7)
-    T, n, D = 5, kin.num_tangent, g1.num_dof
-    blocks = rng.normal(size=(T, n, n))
-    H = blocks @ np.swapaxes(blocks, 1, 2) + np.eye(n)
-    x = np.zeros((T, len(solver._smoothed)))
+    T, D = 5, g1.num_dof
+    rng, H, _ = _random_system(g1, T, seed=7)
+    root_pos = np.zeros((T, 3))
     dof = np.zeros((T, D))
     knee = g1.joint_names.index("left_knee_joint")
     dof[:, knee] = g1.upper_rad[knee]  # at its upper limit in every frame
     held = np.zeros((T, D), dtype=bool)
     held[:, knee] = True
     for push, expect_held in ((+50.0, True), (-50.0, False)):
-        g = rng.normal(size=(T, n))
+        g = rng.normal(size=(T, kin.num_tangent))
         g[:, 6 + knee] = push  # the gradient pushes the knee past its limit, or pulls it back inside
         H1, g1_ = H.copy(), g.copy()
-        side = solver._hold_at_limits(H1, g1_, dof, held)
+        side = np.empty((T, D))
+        hold_at_limits(H1, g1_, dof, held, solver.lower, solver.upper, side)
         np.testing.assert_array_equal(side[:, knee], 1.0)
-        step, _ = solver._solve_banded(H1, g1_, x, 30.0)
+        np.testing.assert_array_equal(side[:, np.arange(D) != knee], 0.0)
+        step, _ = _linear_step(solver, H1, g1_, root_pos, dof, 30.0)
         np.testing.assert_allclose(step[:, 6 + knee], 0.0, atol=1e-6)  # held at the limit
-        still = solver._still_pressing(step, dof, side, solver.lower, solver.upper)
+        still = np.empty((T, D), dtype=bool)
+        still_pressing(step, dof, side, solver.lower, solver.upper, still)
         assert np.all(still[:, knee] == expect_held)
         assert not still[:, np.arange(D) != knee].any()
 
@@ -335,7 +394,6 @@ def test_augmented_lagrangian_rows_converge_where_plain_penalties_stall(g1, clip
         config = dataclasses.replace(SequenceIkConfig(), augmented_lagrangian=augmented)
         solver = WholeSequenceIK(problem.kinematics, problem.layout, g1.lower_rad, g1.upper_rad, config)
         state, iterations = solver.solve(problem.targets, fps, problem.initial_state)
-        solver._active, solver._shift, solver._sticky_on = {}, {}, False
         _, _, violation = solver._normal_equations(state, problem.targets)
         results[augmented] = (violation, iterations)
     tolerance = SequenceIkConfig().constraint_tolerance_m

@@ -14,8 +14,6 @@ segments as vectors (G), tracked frame orientations (F). Point layout: [P | S | 
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numba
 import numpy as np
 
@@ -105,121 +103,53 @@ def _clear(J, k, anc, anc_n):
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def _accumulate(H, g, cols, ncols, row, w2, res):
-    """H += w² row rowᵀ and g += w² row·res over the listed columns."""
+    """H += w² row rowᵀ (lower triangle) and g += w² row·res over the listed columns (ascending)."""
     for a in range(ncols):
         ca = cols[a]
         ra = row[ca] * w2
         if ra == 0.0:
             continue
         g[ca] += ra * res
-        for b in range(ncols):
+        Ha = H[ca]
+        for b in range(a + 1):
             cb = cols[b]
-            H[ca, cb] += ra * row[cb]
+            Ha[cb] += ra * row[cb]
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _accumulate3(H, g, cols, ncols, J, w0, w1, w2, r0, r1, r2):
+    """H += Σ_a w_a² J[a] J[a]ᵀ (lower triangle) and g += Σ_a w_a² J[a] r_a for the three rows of J over the
+    listed columns (ascending): one pass over H for a 3-D residual instead of three."""
+    J0, J1, J2 = J[0], J[1], J[2]
+    for a in range(ncols):
+        ca = cols[a]
+        j0, j1, j2 = J0[ca] * w0, J1[ca] * w1, J2[ca] * w2
+        g[ca] += j0 * r0 + j1 * r1 + j2 * r2
+        Ha = H[ca]
+        for b in range(a + 1):
+            cb = cols[b]
+            Ha[cb] += j0 * J0[cb] + j1 * J1[cb] + j2 * J2[cb]
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def _chain_cols(ka, kb, anc, anc_n, mark, cols):
-    """Fill `cols` with the columns a residual of points ka and kb (kb = −1: one point) can touch: the root's
-    six and both points' ancestor joints; return their count. Rows are zero elsewhere, and the rank-one
-    updates cost the square of this count instead of the square of the full width."""
+    """Fill `cols` (ascending) with the columns a residual of points ka and kb (kb = −1: one point) can touch:
+    the root's six and both points' ancestor joints; return their count. Rows are zero elsewhere, and the
+    rank-one updates cost the square of this count instead of the square of the full width."""
     for c in range(6):
         cols[c] = c
-    nc = 6
     for k in (ka, kb):
         if k < 0:
             continue
         for m in range(anc_n[k]):
-            c = 6 + anc[k, m]
-            if not mark[c]:
-                mark[c] = True
-                cols[nc] = c
-                nc += 1
-    for i in range(6, nc):
-        mark[cols[i]] = False
+            mark[6 + anc[k, m]] = True
+    nc = 6
+    for c in range(6, mark.shape[0]):
+        if mark[c]:
+            mark[c] = False
+            cols[nc] = c
+            nc += 1
     return nc
-
-
-class TreeArrays(NamedTuple):
-    """The kinematic tree as the kernel reads it (see :class:`retarget.tree_kinematics.TreeKinematics`)."""
-
-    parent: np.ndarray
-    """(D,) parent joint of each joint, −1 for the root; parents come before children."""
-    placement_rot: np.ndarray
-    """(D, 3, 3) joint frame in its parent's frame at zero angle."""
-    placement_pos: np.ndarray
-    """(D, 3) [m] joint origin in its parent's frame."""
-    axis_j: np.ndarray
-    """(D, 3) joint axis in its own frame."""
-    point_joint: np.ndarray
-    """(N,) joint each tracked point rides on (−1: the root)."""
-    point_pos_j: np.ndarray
-    """(N, 3) [m] tracked point in its joint's frame."""
-    point_rot_j: np.ndarray
-    """(N, 3, 3) tracked frame orientation in its joint's frame."""
-    ancestors: np.ndarray
-    """(N, A) ancestor joints of each tracked point, padded."""
-    ancestor_count: np.ndarray
-    """(N,) number of valid entries in each row of ``ancestors``."""
-
-
-class ResidualLayout(NamedTuple):
-    """Which tracked points play which role: [P targets | S soles | Q spheres | F frames]."""
-
-    num_points: int
-    num_soles: int
-    num_spheres: int
-    num_frames: int
-    segment_a: np.ndarray
-    """(G,) start point of each limb segment."""
-    segment_b: np.ndarray
-    """(G,) end point of each limb segment."""
-    sphere_radius_m: np.ndarray
-    """(Q,) [m] collision sphere radii (kept above the floor)."""
-    pair_a: np.ndarray
-    """(K,) arm sphere of each collision pair (index among the spheres)."""
-    pair_b: np.ndarray
-    """(K,) body sphere of each collision pair."""
-    pair_clearance_m: np.ndarray
-    """(K,) [m] smallest allowed distance between the two centres."""
-
-
-class FrameTargets(NamedTuple):
-    """Per-frame targets and residual scales (:class:`retarget.ik.sequence.SequenceTargets`, as arrays)."""
-
-    point_pos_w: np.ndarray
-    point_weight: np.ndarray
-    segment_vec_w: np.ndarray
-    segment_weight: np.ndarray
-    frame_rot_w: np.ndarray
-    frame_weight: np.ndarray
-    """(T, F, 3) per component of the world-frame rotation error (x, y: tilt; z: heading)."""
-    sole_floor_check: np.ndarray
-
-
-class OneSided(NamedTuple):
-    """The one-sided (floor, collision) residuals: scales, which rows are switched on, and their
-    augmented-Lagrangian shifts."""
-
-    floor_margin_m: float
-    """Height swing soles keep above the floor [m]."""
-    floor_weight: float
-    collision_weight: float
-    sticky: bool
-    """Once true, a row switched on stays on (the solver's last iterations, so they cannot oscillate)."""
-    augmented: bool
-    """Update each switched-on row's shift by its remaining violation (augmented Lagrangian)."""
-    floor_on: np.ndarray
-    """(T, S) bool, updated in place."""
-    sphere_on: np.ndarray
-    """(T, Q) bool, updated in place."""
-    pair_on: np.ndarray
-    """(T, K) bool, updated in place."""
-    floor_shift_m: np.ndarray
-    """(T, S) [m] ≥ 0, updated in place: how far beyond the constraint each row aims."""
-    sphere_shift_m: np.ndarray
-    """(T, Q) [m], as ``floor_shift_m``."""
-    pair_shift_m: np.ndarray
-    """(T, K) [m], as ``floor_shift_m``."""
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -244,9 +174,9 @@ def _one_sided_residual(violation, sticky, augmented, on, shift, t, i):
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, H, g):
-    """Fill H (T, n, n) and g (T, n) for the state (root_pos (T, 3), root_rot (T, 3, 3), dof (T, D)) given a
-    :class:`TreeArrays`, :class:`ResidualLayout`, :class:`FrameTargets` and :class:`OneSided`; return the largest
-    one-sided violation [m]."""
+    """Fill H (T, n, n) and g (T, n) for the state (root_pos (T, 3), root_rot (T, 3, 3), dof (T, D)) given the
+    tree, layout, targets and one-sided rows (:mod:`retarget.ik.pass_inputs`); return the largest one-sided
+    violation [m]."""
     parent, plc_rot, plc_pos, axis_j = tree.parent, tree.placement_rot, tree.placement_pos, tree.axis_j
     pt_joint, pt_pos_j, pt_rot_j, anc, anc_n = (
         tree.point_joint,
@@ -278,6 +208,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
     pos = np.empty((N, 3))
     J = np.zeros((3, n))
     J2 = np.zeros((3, n))
+    J3 = np.zeros((3, n))
     row = np.zeros(n)
     cols = np.empty(n, dtype=np.int64)
     mark = np.zeros(n, dtype=np.bool_)
@@ -314,13 +245,9 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             if w2 == 0.0:
                 continue
             _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-            nc = 6 + anc_n[k]
-            for c in range(6):
-                cols[c] = c
-            for m in range(anc_n[k]):
-                cols[6 + m] = 6 + anc[k, m]
-            for a in range(3):
-                _accumulate(Ht, gt, cols, nc, J[a], w2, tgt_pos[t, k, a] - pos[k, a])
+            nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
+            e0, e1, e2 = tgt_pos[t, k, 0] - pos[k, 0], tgt_pos[t, k, 1] - pos[k, 1], tgt_pos[t, k, 2] - pos[k, 2]
+            _accumulate3(Ht, gt, cols, nc, J, w2, w2, w2, e0, e1, e2)
             _clear(J, k, anc, anc_n)
         # Limb segments: J_b - J_a over all columns.
         for s in range(seg_a.shape[0]):
@@ -329,10 +256,14 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J)
             _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J2)
             nc = _chain_cols(ka, kb, anc, anc_n, mark, cols)
-            for a in range(3):
-                for c in range(n):
-                    row[c] = J[a, c] - J2[a, c]
-                _accumulate(Ht, gt, cols, nc, row, w2, seg_vec[t, s, a] - (pos[kb, a] - pos[ka, a]))
+            for m in range(nc):
+                c = cols[m]
+                for a in range(3):
+                    J3[a, c] = J[a, c] - J2[a, c]
+            e0 = seg_vec[t, s, 0] - (pos[kb, 0] - pos[ka, 0])
+            e1 = seg_vec[t, s, 1] - (pos[kb, 1] - pos[ka, 1])
+            e2 = seg_vec[t, s, 2] - (pos[kb, 2] - pos[ka, 2])
+            _accumulate3(Ht, gt, cols, nc, J3, w2, w2, w2, e0, e1, e2)
             _clear(J, kb, anc, anc_n)
             _clear(J2, ka, anc, anc_n)
         # Tracked orientations: world-frame error log(R_target Rᵀ); J = [0, I, ancestor axes].
@@ -345,11 +276,12 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             _so3_log(E, e)
             nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
             for a in range(3):
-                row[:] = 0.0
-                row[3 + a] = 1.0
+                for c in range(6):
+                    J3[a, c] = 1.0 if c == 3 + a else 0.0  # d(rotation error) / d(root position, rotation)
                 for m in range(anc_n[k]):
-                    row[6 + anc[k, m]] = jaxis[anc[k, m], a]
-                _accumulate(Ht, gt, cols, nc, row, frm_w[t, f, a] ** 2, e[a])
+                    J3[a, 6 + anc[k, m]] = jaxis[anc[k, m], a]
+            w0, w1, w2 = frm_w[t, f, 0] ** 2, frm_w[t, f, 1] ** 2, frm_w[t, f, 2] ** 2
+            _accumulate3(Ht, gt, cols, nc, J3, w0, w1, w2, e[0], e[1], e[2])
         # Floor: sole points (swing feet keep a margin; stance soles are held by their contact targets).
         fw2 = floor_w * floor_w
         for s in range(S):
@@ -378,10 +310,14 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
                 _clear(J, k, anc, anc_n)
         # Arm spheres pushed out of body spheres along the line of their centres.
         cw2 = col_w * col_w
+        pair_on, pair_shift = one_sided.pair_on, one_sided.pair_shift_m
         for c in range(pair_a.shape[0]):
             ka, kb = P + S + pair_a[c], P + S + pair_b[c]
             dx, dy, dz = pos[ka, 0] - pos[kb, 0], pos[ka, 1] - pos[kb, 1], pos[ka, 2] - pos[kb, 2]
-            dist = np.sqrt(dx * dx + dy * dy + dz * dz)
+            dist2 = dx * dx + dy * dy + dz * dz
+            if dist2 >= pair_clear[c] * pair_clear[c] and not pair_on[t, c] and pair_shift[t, c] == 0.0:
+                continue  # apart, row off and no shift: the row stays off (most of the 657 pairs, most frames)
+            dist = np.sqrt(dist2)
             violation = max(violation, pair_clear[c] - dist)
             res = _one_sided_residual(
                 pair_clear[c] - dist, sticky, augmented, one_sided.pair_on, one_sided.pair_shift_m, t, c
@@ -398,6 +334,10 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             _accumulate(Ht, gt, cols, nc, row, cw2, res)
             _clear(J, ka, anc, anc_n)
             _clear(J2, kb, anc, anc_n)
+        # The blocks were accumulated in their lower triangles: mirror them.
+        for a in range(n):
+            for b in range(a):
+                Ht[b, a] = Ht[a, b]
     return violation
 
 

@@ -5,7 +5,9 @@ Jacobians from :mod:`retarget.tree_kinematics`) and solves one sparse system for
 increments of all frames: per-frame blocks from the tracking terms, coupled between frames by
 an acceleration penalty on root position and joint angles. Ordered frame by frame, that
 system is banded (bandwidth two frames), so a banded Cholesky solves it in time linear in the
-clip length. Joint limits are enforced by projecting each iterate onto the box.
+clip length. Joint limits are enforced by projecting each iterate onto the box. Each pass of
+iterations is one compiled call (:mod:`retarget.ik.gauss_newton`); this module orders the passes
+(keyframes coarse to fine, then the whole clip) and prepares their inputs.
 
 Why one solve for the whole clip rather than frame after frame: a per-frame IK can only
 damp toward the previous frame, which lags and still jitters where the pose is
@@ -16,25 +18,13 @@ iteration instead of one per frame is what makes thousands of frames per second 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_solve_banded, cholesky_banded
-from threadpoolctl import ThreadpoolController
 
-from retarget.ik.kernel import (
-    FrameTargets,
-    OneSided,
-    ResidualLayout,
-    TreeArrays,
-    banded_system,
-    normal_equations,
-)
+from retarget.ik.aot import pass_function
+from retarget.ik.pass_inputs import FrameTargets, OneSided, ResidualLayout, StepSettings, TreeArrays
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
-
-_PIN_STIFFNESS = 1e8  # diagonal added to a pinned joint: its increment becomes (limit - dof)
-_WOODBURY_MAX_PINS = 24  # beyond this many pinned joints a new factorisation is cheaper than k extra solves
 
 
 @dataclass(frozen=True)
@@ -183,13 +173,13 @@ class WholeSequenceIK:
         self.kin = kin
         self.layout = layout
         self.num_points = layout.num_points
-        self.lower = np.asarray(lower)
+        self.lower = np.ascontiguousarray(lower, dtype=np.float64)
         # Ancestor joints of every tracked point, padded, for the compiled kernel.
         self._anc_n = np.array([len(c) for c in kin.chains], dtype=np.int64)
         self._anc = np.zeros((len(kin.chains), max(1, int(self._anc_n.max()))), dtype=np.int64)
         for k, chain in enumerate(kin.chains):
             self._anc[k, : len(chain)] = chain
-        self.upper = np.asarray(upper)
+        self.upper = np.ascontiguousarray(upper, dtype=np.float64)
         self.config = config
         n = kin.num_tangent
         self._n = n
@@ -207,179 +197,100 @@ class WholeSequenceIK:
             self._anc,
             self._anc_n,
         )
-        # Rows of the one-sided residuals switched on, per clip being solved (reset by _solve).
-        self._active: dict[str, np.ndarray] = {}
-        self._shift: dict[str, np.ndarray] = {}
-        self._sticky_on = False
 
-    def _normal_equations(self, state, targets: SequenceTargets):
-        """Per-frame Gauss-Newton blocks H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe of all residuals, and the
-        largest violation of the one-sided (floor, collision) constraints [m]. See
-        :mod:`retarget.ik.kernel` for the residual blocks."""
-        root_pos, root_rot, dof = state
-        num_frames = dof.shape[0]
-        lay, cfg, kin = self.layout, self.config, self.kin
-        H = np.empty((num_frames, self._n, self._n))
-        g = np.empty((num_frames, self._n))
+    def _kernel_inputs(
+        self, targets: SequenceTargets, num_frames: int
+    ) -> tuple[ResidualLayout, FrameTargets, OneSided]:
+        """The compiled kernel's view of the layout and the targets, and fresh one-sided rows (all off)."""
+        lay, cfg = self.layout, self.config
         Q = len(lay.proxy_radius_m)
-        for name, width in (("floor", lay.num_soles), ("proxy_floor", Q), ("collision", len(lay.pair_a))):
-            if self._active.get(name) is None or self._active[name].shape != (num_frames, width):
-                self._active[name] = np.zeros((num_frames, width), dtype=np.bool_)
-                self._shift[name] = np.zeros((num_frames, width))
         layout = ResidualLayout(
             self.num_points,
             lay.num_soles,
             Q,
-            kin.num_frames,
-            lay.segment_a,
-            lay.segment_b,
-            lay.proxy_radius_m,
-            lay.pair_a,
-            lay.pair_b,
-            lay.pair_clearance_m,
+            self.kin.num_frames,
+            *(
+                np.ascontiguousarray(a)
+                for a in (
+                    lay.segment_a,
+                    lay.segment_b,
+                    lay.proxy_radius_m,
+                    lay.pair_a,
+                    lay.pair_b,
+                    lay.pair_clearance_m,
+                )
+            ),
         )
         frame_targets = FrameTargets(
-            targets.point_pos_w,
-            targets.point_weight,
-            targets.segment_vec_w,
-            targets.segment_weight,
-            targets.frame_rot_w,
+            np.ascontiguousarray(targets.point_pos_w),
+            np.ascontiguousarray(targets.point_weight),
+            np.ascontiguousarray(targets.segment_vec_w),
+            np.ascontiguousarray(targets.segment_weight),
+            np.ascontiguousarray(targets.frame_rot_w),
             np.stack([targets.frame_weight, targets.frame_weight, targets.frame_yaw_weight], axis=-1),
-            targets.sole_floor_check,
+            np.ascontiguousarray(targets.sole_floor_check),
         )
+        widths = (lay.num_soles, Q, len(lay.pair_a))
         one_sided = OneSided(
             cfg.floor_margin_m,
             cfg.floor_weight,
             cfg.self_collision_weight,
-            self._sticky_on,
-            cfg.augmented_lagrangian and self._sticky_on,
-            self._active["floor"],
-            self._active["proxy_floor"],
-            self._active["collision"],
-            self._shift["floor"],
-            self._shift["proxy_floor"],
-            self._shift["collision"],
+            False,
+            False,
+            *(np.zeros((num_frames, w), dtype=np.bool_) for w in widths),
+            *(np.zeros((num_frames, w)) for w in widths),
         )
-        violation = normal_equations(
-            np.ascontiguousarray(root_pos),
-            np.ascontiguousarray(root_rot),
-            np.ascontiguousarray(dof),
-            self._tree,
-            layout,
-            frame_targets,
-            one_sided,
-            H,
-            g,
-        )
+        return layout, frame_targets, one_sided
+
+    def _normal_equations(self, state, targets: SequenceTargets):
+        """Per-frame Gauss-Newton blocks H_t = Σ w² JᵀJ and g_t = Σ w² Jᵀe of all residuals at `state`, with
+        every one-sided row off before the call, and the largest violation of the one-sided (floor, collision)
+        constraints [m] (the first iteration of a pass; for tests). See :mod:`retarget.ik.kernel`."""
+        from retarget.ik.kernel import normal_equations
+
+        root_pos, root_rot, dof = (np.ascontiguousarray(a, dtype=np.float64) for a in state)
+        H = np.empty((dof.shape[0], self._n, self._n))
+        g = np.empty((dof.shape[0], self._n))
+        layout, frame_targets, one_sided = self._kernel_inputs(targets, dof.shape[0])
+        violation = normal_equations(root_pos, root_rot, dof, self._tree, layout, frame_targets, one_sided, H, g)
         return H, g, violation
-
-    def _pin_joints_to_limits(self, H, g, dof, step, factor, x_smooth, fps, held) -> tuple[np.ndarray, np.ndarray]:
-        """The step with every joint that would cross a limit held exactly at that limit, the other
-        coordinates re-solved to compensate (instead of planning on a move the projection undoes), and the
-        (T, D) mask of the joints pinned here. Joints in `held` are already pinned by springs in the factor.
-
-        Few pinned joints (the usual case): the equality-constrained solution from the same Cholesky
-        factor, x = x₀ + A⁻¹E λ with (EᵀA⁻¹E) λ = y − Eᵀx₀. Many: refactor with stiff springs."""
-        n = self._n
-        pinned = np.zeros(dof.shape, dtype=np.bool_)
-        target = np.clip(dof + step[:, 6:], self.lower, self.upper)
-        t, d = np.nonzero((target != dof + step[:, 6:]) & ~held)
-        if len(t) == 0:
-            return step, pinned
-        pinned[t, d] = True
-        wanted = target[t, d] - dof[t, d]
-        if len(t) <= _WOODBURY_MAX_PINS:
-            idx = t * n + 6 + d
-            unit = np.zeros((step.size, len(t)))
-            unit[idx, np.arange(len(t))] = 1.0
-            z = cho_solve_banded(factor, unit, check_finite=False)
-            x0 = step.reshape(-1)
-            lam = np.linalg.solve(z[idx], wanted - x0[idx])
-            return (x0 + z @ lam).reshape(step.shape), pinned
-        H[t, 6 + d, 6 + d] += _PIN_STIFFNESS
-        g[t, 6 + d] += _PIN_STIFFNESS * wanted
-        return self._solve_banded(H, g, x_smooth, fps)[0], pinned
-
-    def _hold_at_limits(self, H, g, dof, held) -> np.ndarray:
-        """Pin the joints of `held` (pinned in the previous iteration) at their limits with stiff springs in
-        H and g, before the factorisation; returns (T, D) +1 where a held joint sits at its upper limit,
-        −1 at its lower. A joint at a limit usually stays there for the rest of the solve, so carrying the
-        active set over saves the extra solves (or a second factorisation) of pinning it again each time."""
-        side = np.where(held, np.where(2.0 * dof > self.lower + self.upper, 1.0, -1.0), 0.0)
-        t, d = np.nonzero(held)
-        limit = np.where(side[t, d] > 0, self.upper[d], self.lower[d])
-        H[t, 6 + d, 6 + d] += _PIN_STIFFNESS
-        g[t, 6 + d] += _PIN_STIFFNESS * (limit - dof[t, d])
-        return side
-
-    @staticmethod
-    def _still_pressing(step, dof, side, lower, upper) -> np.ndarray:
-        """Held joints whose spring pushes back, i.e. the step would carry them past their limit: they stay
-        held; the others (pulled back inside) are released for the next iteration."""
-        wanted = np.where(side > 0, upper - dof, lower - dof)
-        return side * (step[:, 6:] - wanted) > 0.0
-
-    def _solve_banded(self, H, g, x_smooth, fps):
-        T, n = g.shape
-        u = 2 * n
-        smoothing = T >= 3 and self.config.acceleration_weight > 0
-        w = (self.config.acceleration_weight * fps**2) ** 2 if smoothing else 0.0
-        ab = np.zeros((u + 1, T * n))
-        banded_system(np.ascontiguousarray(H), self.config.damping, w, self._smoothed_mask, ab)
-        rhs = g.reshape(-1).copy()
-        if smoothing:
-            # Gradient of the penalty at the current values: -w D2ᵀD2 x.
-            x = x_smooth
-            acc = x[:-2] - 2 * x[1:-1] + x[2:]
-            grad = np.zeros_like(x)
-            grad[:-2] += acc
-            grad[1:-1] -= 2 * acc
-            grad[2:] += acc
-            full = np.zeros((T, n))
-            full[:, self._smoothed] = grad
-            rhs -= w * full.reshape(-1)
-        factor = (cholesky_banded(ab, lower=False, check_finite=False), False)
-        return cho_solve_banded(factor, rhs, check_finite=False).reshape(T, n), factor
 
     def solve(self, targets: SequenceTargets, fps: float, init):
         """Solve the clip from `init` = (root_pos (T,3), root_rot (T,3,3), dof (T,D)).
 
         Returns the state tuple and the number of iterations used."""
-        # BLAS threads fight each other on these small problems (and with a batch's other
-        # workers): one thread is many times faster than two on a loaded machine.
-        with _blas_controller().limit(limits=1, user_api="blas"):
-            num_frames = targets.point_pos_w.shape[0]
-            coarse_iterations = 0.0
-            previous: tuple[tuple, np.ndarray] | None = None
-            for stride in self._keyframe_strides(num_frames):
-                # Coarse to fine: solve every `stride`-th frame (cheap: 1/stride of the frames, where large
-                # moves such as a deep squat need many iterations), each level from the interpolated solution
-                # of the coarser one (the coarsest from the rest pose); the full clip then needs only a few.
-                keys = np.unique(np.r_[np.arange(0, num_frames, stride), num_frames - 1])
-                if previous is None:
-                    start, planned = tuple(a[keys] for a in init), self.config.keyframe_iterations
-                else:
-                    start, planned = _interpolate_state(*previous, keys), self.config.keyframe_refine_iterations
-                coarse, used = self._solve(
-                    _take(targets, keys),
-                    fps / stride,
-                    start,
-                    planned,
-                    max_step=self.config.keyframe_max_step,
-                    extra_iterations=self.config.keyframe_extra_iterations,
-                )
-                coarse_iterations += used / stride
-                previous = (coarse, keys)
-            if previous is not None:
-                init = _interpolate_state(*previous, np.arange(num_frames))
-                if self.config.contact_heading_hold_weight is not None:
-                    targets = _hold_stance_headings(
-                        targets, self.kin.forward(*init)[1], self.config.contact_heading_hold_weight
-                    )
-            state, iterations = self._solve(
-                targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
+        num_frames = targets.point_pos_w.shape[0]
+        coarse_iterations = 0.0
+        previous: tuple[tuple, np.ndarray] | None = None
+        for stride in self._keyframe_strides(num_frames):
+            # Coarse to fine: solve every `stride`-th frame (cheap: 1/stride of the frames, where large
+            # moves such as a deep squat need many iterations), each level from the interpolated solution
+            # of the coarser one (the coarsest from the rest pose); the full clip then needs only a few.
+            keys = np.unique(np.r_[np.arange(0, num_frames, stride), num_frames - 1])
+            if previous is None:
+                start, planned = tuple(a[keys] for a in init), self.config.keyframe_iterations
+            else:
+                start, planned = _interpolate_state(*previous, keys), self.config.keyframe_refine_iterations
+            coarse, used = self._solve(
+                _take(targets, keys),
+                fps / stride,
+                start,
+                planned,
+                max_step=self.config.keyframe_max_step,
+                extra_iterations=self.config.keyframe_extra_iterations,
             )
-            return state, iterations + coarse_iterations
+            coarse_iterations += used / stride
+            previous = (coarse, keys)
+        if previous is not None:
+            init = _interpolate_state(*previous, np.arange(num_frames))
+            if self.config.contact_heading_hold_weight is not None:
+                targets = _hold_stance_headings(
+                    targets, self.kin.forward(*init)[1], self.config.contact_heading_hold_weight
+                )
+        state, iterations = self._solve(
+            targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
+        )
+        return state, iterations + coarse_iterations
 
     def _keyframe_strides(self, num_frames: int) -> list[int]:
         """Strides of the keyframe passes, coarsest first; each needs more than two strides of frames."""
@@ -392,42 +303,37 @@ class WholeSequenceIK:
     def _solve(
         self, targets: SequenceTargets, fps: float, init, max_iterations: int, max_step: float, extra_iterations: int
     ):
-        root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True) for a in init)
-        dof = np.clip(dof, self.lower, self.upper)
-        self._active, self._shift = {}, {}
-        self._sticky_on = False
-        iterations = 0
-        held = np.zeros(dof.shape, dtype=np.bool_)
-        for iterations in range(1, max_iterations + extra_iterations + 1):
-            self._sticky_on = iterations > max_iterations
-            H, g, violation = self._normal_equations((root_pos, root_rot, dof), targets)
-            # Past the planned iterations, go on only while a floor or collision constraint is violated:
-            # their rows switch on only once violated, so the last planned step can leave a point slightly in.
-            if iterations > max_iterations and violation <= self.config.constraint_tolerance_m:
-                iterations -= 1
-                break
-            x_smooth = np.concatenate([root_pos, np.zeros_like(root_pos), dof], axis=1)[:, self._smoothed]
-            side = self._hold_at_limits(H, g, dof, held) if self.config.pin_limits else None
-            step, factor = self._solve_banded(H, g, x_smooth, fps)
-            if side is not None:
-                still = self._still_pressing(step, dof, side, self.lower, self.upper)
-                step, pinned = self._pin_joints_to_limits(H, g, dof, step, factor, x_smooth, fps, held)
-                held = still | pinned
-            # Trust region: Gauss-Newton steps are only valid near the linearisation point.
-            largest = np.abs(step).max(axis=1, keepdims=True)
-            step *= np.minimum(1.0, max_step / np.maximum(largest, 1e-12))
-            root_pos += step[:, 0:3]
-            root_rot = so3_exp(step[:, 3:6]) @ root_rot
-            dof = np.clip(dof + step[:, 6:], self.lower, self.upper)
-            if np.abs(step).max() < self.config.step_tolerance and violation <= self.config.constraint_tolerance_m:
-                break
-        return (root_pos, root_rot, dof), iterations
-
-
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    """Finding the loaded BLAS libraries scans the process's shared objects (~10 ms): once per process."""
-    return ThreadpoolController()
+        root_pos, root_rot, dof = (np.array(a, dtype=np.float64, copy=True, order="C") for a in init)
+        np.clip(dof, self.lower, self.upper, out=dof)
+        cfg = self.config
+        smoothing = dof.shape[0] >= 3 and cfg.acceleration_weight > 0
+        settings = StepSettings(
+            damping=cfg.damping,
+            acceleration_penalty=(cfg.acceleration_weight * fps**2) ** 2 if smoothing else 0.0,
+            pin_limits=cfg.pin_limits,
+            max_step=max_step,
+            step_tolerance=cfg.step_tolerance,
+            constraint_tolerance_m=cfg.constraint_tolerance_m,
+            augmented_lagrangian=cfg.augmented_lagrangian,
+        )
+        layout, frame_targets, one_sided = self._kernel_inputs(targets, dof.shape[0])
+        # The compiled pass takes the named tuples spread into their fields (retarget.ik.aot).
+        iterations = pass_function()(
+            root_pos,
+            root_rot,
+            dof,
+            *self._tree,
+            *layout,
+            *frame_targets,
+            *one_sided,
+            self.lower,
+            self.upper,
+            self._smoothed_mask,
+            *settings,
+            max_iterations,
+            extra_iterations,
+        )
+        return (root_pos, root_rot, dof), int(iterations)
 
 
 def _take(targets: SequenceTargets, frames: np.ndarray) -> SequenceTargets:

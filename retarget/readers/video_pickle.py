@@ -18,12 +18,14 @@ import pickle
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from retarget.errors import MotionFileError
-from retarget.safe_pickle import ExtraGlobals, restricted_load
+
+if TYPE_CHECKING:
+    from retarget.safe_pickle import ExtraGlobals
 
 _TORCH_HINT = "reading it needs torch: pip install torch==2.13.0 (the package's 'video' extra)"
 
@@ -54,6 +56,10 @@ def _result_globals(path: Path) -> ExtraGlobals:
 
 
 def _unpickle(path: Path, fobj: Any) -> Any:
+    # The restricted unpickler subclasses joblib's: loaded on first use, not by every process that detects
+    # a clip's format (joblib costs 40-65 ms of start-up).
+    from retarget.safe_pickle import restricted_load
+
     try:
         return restricted_load(fobj, path, _result_globals(path))
     except MotionFileError:
