@@ -339,39 +339,3 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             for b in range(a):
                 Ht[b, a] = Ht[a, b]
     return violation
-
-
-@numba.njit(cache=_CACHE, fastmath=False)
-def banded_system(H, damping, acc_weight, smoothed, ab):
-    """Fill `ab` ((2n + 1, T n), zeros) with Σ_t H_t + damping·I + acc_weight·D2ᵀD2 in LAPACK's upper banded
-    storage (ab[2n + i − j, j] = A[i, j]): the per-frame blocks on the diagonal, and for each smoothed
-    coordinate (`smoothed` (n,) bool) the second-difference penalty coupling frames t−2..t+2. One pass
-    instead of numpy's fancy-index scatter and a full-band temporary."""
-    T, n = H.shape[0], H.shape[1]
-    u = 2 * n
-    for t in range(T):
-        base = t * n
-        for b in range(n):
-            col = base + b
-            for a in range(b + 1):
-                ab[u + a - b, col] = H[t, a, b]
-            ab[u, col] += damping
-    if T < 3 or acc_weight <= 0.0:
-        return
-    for t in range(T):
-        # D2ᵀD2 diagonal 1, 5, 6, …, 6, 5, 1; first off-diagonal −2, −4, …, −4, −2; second 1.
-        d0 = 6.0
-        if t == 0 or t == T - 1:
-            d0 = 1.0
-        elif t == 1 or t == T - 2:
-            d0 = 5.0
-        d1 = -2.0 if (t == 1 or t == T - 1) else -4.0
-        for d in range(n):
-            if not smoothed[d]:
-                continue
-            col = t * n + d
-            ab[u, col] += acc_weight * d0
-            if t >= 1:
-                ab[u - n, col] += acc_weight * d1
-            if t >= 2:
-                ab[u - 2 * n, col] += acc_weight
