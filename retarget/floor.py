@@ -94,12 +94,50 @@ class FloorEstimate:
         }
 
 
-def _fit_normal(points: np.ndarray, kinds: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Total least squares: one normal, one offset per kind. Returns (normal, eigenvalues ascending)."""
-    centered = points.copy()
-    for k in np.unique(kinds):
-        centered[kinds == k] -= points[kinds == k].mean(axis=0)
-    eigval, eigvec = np.linalg.eigh(centered.T @ centered / max(len(points), 1))
+def _median(values: np.ndarray) -> float:
+    """numpy's median of a 1-D array, without its general-purpose wrapper (called ~20 times per clip)."""
+    ordered = np.sort(values)
+    mid = len(ordered) // 2
+    return float(ordered[mid]) if len(ordered) % 2 else float((ordered[mid - 1] + ordered[mid]) / 2)
+
+
+def _kind_percentiles(height: np.ndarray, percent: float) -> np.ndarray:
+    """(2,) `percent` percentile of the ankle and the toe heights of (T, 4) `height`, as numpy's default
+    (linear) method gives it, without its wrapper."""
+    ordered = np.sort(height.reshape(-1, 2, 2).transpose(2, 0, 1).reshape(2, -1), axis=1)
+    index = (ordered.shape[1] - 1) * (percent / 100.0)
+    lo = int(np.floor(index))
+    frac = index - lo
+    below, above = ordered[:, lo], ordered[:, min(lo + 1, ordered.shape[1] - 1)]
+    rise = above - below
+    # numpy interpolates from the nearer neighbour (its `_lerp`): the same rounding, the same floor.
+    return above - rise * (1.0 - frac) if frac >= 0.5 else below + rise * frac
+
+
+def _kind_sums(points: np.ndarray, kinds: np.ndarray, groups: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sufficient statistics of a plane fit with one offset per kind: per group (a kind, or a footfall's
+    kind), the count, the sum of the points and the sum of their outer products. Groups numbered in `kinds`."""
+    count = np.bincount(kinds, minlength=groups).astype(float)
+    total = np.stack([np.bincount(kinds, weights=points[:, a], minlength=groups) for a in range(3)], axis=1)
+    outer = (points[:, :, None] * points[:, None, :]).reshape(-1, 9)
+    moment = np.stack([np.bincount(kinds, weights=outer[:, a], minlength=groups) for a in range(9)], axis=1)
+    return count, total, moment.reshape(-1, 3, 3)
+
+
+def _scatter(count: np.ndarray, total: np.ndarray, moment: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) scatter about each kind's own mean, summed over kinds (axis -3 of `moment`): what is left
+    for the normal to explain once every kind has its own offset. Empty kinds add nothing."""
+    safe = np.where(count > 0, count, 1.0)
+    centred = moment - total[..., :, None] * total[..., None, :] / safe[..., None, None]
+    return np.where((count > 0)[..., None, None], centred, 0.0).sum(axis=-3)
+
+
+def _fit_normal(points: np.ndarray, one_hot: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Total least squares: one normal, one offset per kind (`one_hot`: (N, 2) the kind of each point).
+    Returns (normal, eigenvalues ascending)."""
+    mean = (one_hot.T @ points) / np.maximum(one_hot.sum(axis=0), 1.0)[:, None]
+    centred = points - one_hot @ mean
+    eigval, eigvec = np.linalg.eigh(centred.T @ centred / max(len(points), 1))
     normal = eigvec[:, 0]
     return (normal if normal @ up >= 0 else -normal), eigval
 
@@ -109,13 +147,15 @@ def _robust_fit(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fit, drop points beyond `outlier_mads` from the plane, refit. Returns (normal, eigenvalues, kept)."""
     keep = np.ones(len(points), dtype=bool)
+    one_hot = (kinds[:, None] == np.arange(2)).astype(float)
     for _ in range(2):
-        normal, eigval = _fit_normal(points[keep], kinds[keep], up)
+        normal, eigval = _fit_normal(points[keep], one_hot[keep], up)
         residual = points @ normal
-        for k in (0, 1):
-            if (kinds[keep] == k).any():
-                residual[kinds == k] -= np.median(residual[(kinds == k) & keep])
-        mad = 1.4826 * np.median(np.abs(residual[keep])) + 1e-6
+        for of_kind in one_hot.T.astype(bool):
+            kept = residual[of_kind & keep]
+            if len(kept):
+                residual[of_kind] -= _median(kept)
+        mad = 1.4826 * _median(np.abs(residual[keep])) + 1e-6
         keep = np.abs(residual) <= config.outlier_mads * mad
     return normal, eigval, keep
 
@@ -128,14 +168,27 @@ def _run_labels(planted: np.ndarray) -> np.ndarray:
 
 def _jackknife_deg(points: np.ndarray, kinds: np.ndarray, runs: np.ndarray, normal: np.ndarray) -> float:
     """Standard error of the normal's direction [deg], leaving out one planted run at a time: samples
-    within one footfall are not independent, footfalls nearly are."""
-    ids = np.unique(runs)
+    within one footfall are not independent, footfalls nearly are.
+
+    Every leave-one-out fit is the full fit's statistics less one footfall's (a downdate), so the runs
+    cost one pass over the points and one batch of 3 x 3 eigen-decompositions. The points are centred on
+    their kind's mean first, which keeps the subtraction from cancelling digits."""
+    ids, run_of = np.unique(runs, return_inverse=True)
     if len(ids) < 3:
         return float("inf")
-    angles = []
-    for i in ids:
-        n_i, _ = _fit_normal(points[runs != i], kinds[runs != i], normal)
-        angles.append(np.arccos(np.clip(n_i @ normal, -1.0, 1.0)))
+    count, total, _ = _kind_sums(points, kinds)
+    centred = points - (total / np.maximum(count, 1.0)[:, None])[kinds]
+    count, total, moment = _kind_sums(centred, kinds)
+    # Group g = 2 * run + kind: each footfall's share of each kind's statistics, (R, 2, ...).
+    run_count, run_total, run_moment = _kind_sums(centred, 2 * run_of.reshape(-1) + kinds, 2 * len(ids))
+    scatter = _scatter(
+        count - run_count.reshape(-1, 2),
+        total - run_total.reshape(-1, 2, 3),
+        moment - run_moment.reshape(-1, 2, 3, 3),
+    )
+    _, eigvec = np.linalg.eigh(scatter)
+    # Each refit's normal, signed like `normal` (|cos|), against it.
+    angles = np.arccos(np.clip(np.abs(eigvec[:, :, 0] @ normal), -1.0, 1.0))
     return float(np.degrees(np.sqrt((len(ids) - 1) / len(ids) * np.sum(np.square(angles)))))
 
 
@@ -153,14 +206,14 @@ def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = Floor
     keep = np.zeros(0, dtype=bool)
     for round_ in range(config.iterations):
         height = foot @ normal  # (T, 4)
-        grounded = np.array([np.percentile(height[:, _KIND == k], config.ground_percentile) for k in (0, 1)])
+        grounded = _kind_percentiles(height, config.ground_percentile)
         band = config.stance_height_m if round_ else config.first_band_m
         planted = (speed < config.stance_speed_m_s) & (height - grounded[_KIND] < band)
         if planted.sum() < 4:
             break
         normal, eigval, keep = _robust_fit(foot[planted], kinds_all[planted], normal, config)
     height = foot @ normal
-    floor = float(min(np.percentile(height[:, _KIND == k], config.ground_percentile) for k in (0, 1)))
+    floor = float(_kind_percentiles(height, config.ground_percentile).min())
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
     planted_s = int(planted.sum()) / len(_FOOT) / fps
     spread = float(np.sqrt(max(eigval[1], 0.0)))
