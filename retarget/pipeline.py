@@ -116,8 +116,8 @@ def _solve_whole_sequence(robot, config, targets_w, frame_targets, stance, fps):
     )
     (root_pos, root_rot, dof), iterations = solver.solve(problem.targets, fps, problem.initial_state)
     qpos = np.concatenate([root_pos, matrix_to_quat(root_rot), dof], axis=1)
-    points_w, _ = problem.kinematics.forward(root_pos, root_rot, dof)
-    errors = np.linalg.norm(points_w[:, : problem.layout.num_points] - problem.targets.point_pos_w, axis=-1)
+    points_w, _ = solver.forward(root_pos, root_rot, dof)
+    errors = np.linalg.norm(points_w - problem.targets.point_pos_w, axis=-1)
     return qpos, dof, np.full(len(qpos), iterations), problem.vertical_shift_m, errors
 
 

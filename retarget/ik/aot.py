@@ -27,6 +27,7 @@ import tempfile
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 try:
     import fcntl
@@ -77,9 +78,9 @@ def _switched_on() -> bool:
     return os.environ.get(ENV_SWITCH, "1") != "0"
 
 
-def load_compiled(directories: list[Path] | None = None) -> Callable | None:
-    """The ahead-of-time compiled ``solve_pass_flat`` from the first of `directories` (default: the cache
-    directories) that holds it, or None."""
+def _load_module(directories: list[Path] | None = None) -> ModuleType | None:
+    """The ahead-of-time compiled module from the first of `directories` (default: the cache directories) that
+    holds it, or None."""
     name = module_name()
     for directory in directories or _directories():
         path = directory / _file_name(name)
@@ -90,50 +91,78 @@ def load_compiled(directories: list[Path] | None = None) -> Callable | None:
             continue
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        return module.solve_pass_flat
+        return module
     return None
+
+
+def load_compiled(directories: list[Path] | None = None) -> Callable | None:
+    """The ahead-of-time compiled ``solve_pass_flat`` from the first of `directories` (default: the cache
+    directories) that holds it, or None."""
+    module = _load_module(directories)
+    return None if module is None else module.solve_pass_flat
+
+
+@functools.cache
+def _compiled_module() -> ModuleType | None:
+    """The compiled module (built here if it is not yet), or None where it is switched off or cannot be built.
+    Looked up once per process."""
+    if not _switched_on():
+        return None
+    module = _load_module()
+    if module is None:
+        try:
+            module = _build_once()
+        except Exception as exc:  # noqa: BLE001 (any failure of the optional build falls back to the JIT)
+            warnings.warn(
+                f"building the compiled Gauss-Newton module failed ({type(exc).__name__}: {exc}); "
+                f"using numba's JIT (about 0.4 s more start-up per process; {ENV_SWITCH}=0 skips the build)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    return module
 
 
 @functools.cache
 def pass_function() -> Callable:
     """The Gauss-Newton pass (flat arguments, see :data:`retarget.ik.gauss_newton.FLAT_SIGNATURE`): the compiled
-    module (built here if it is not yet), else numba's JIT version. Looked up once per process."""
-    if _switched_on():
-        compiled = load_compiled()
-        if compiled is None:
-            try:
-                compiled = _build_once()
-            except Exception as exc:  # noqa: BLE001 (any failure of the optional build falls back to the JIT)
-                warnings.warn(
-                    f"building the compiled Gauss-Newton module failed ({type(exc).__name__}: {exc}); "
-                    f"using numba's JIT (about 0.4 s more start-up per process; {ENV_SWITCH}=0 skips the build)",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-        if compiled is not None:
-            return compiled
+    module's, else numba's JIT version. Looked up once per process."""
+    module = _compiled_module() if _switched_on() else None
+    if module is not None:
+        return module.solve_pass_flat
     from retarget.ik.gauss_newton import solve_pass_flat
 
     return solve_pass_flat
 
 
-def _build_once() -> Callable | None:
+@functools.cache
+def forward_function() -> Callable:
+    """The solver's forward kinematics of a clip (flat arguments, see
+    :data:`retarget.ik.gauss_newton.FORWARD_SIGNATURE`): the compiled module's, else numba's JIT version."""
+    module = _compiled_module() if _switched_on() else None
+    if module is not None:
+        return module.tracked_forward_flat
+    from retarget.ik.gauss_newton import tracked_forward_flat
+
+    return tracked_forward_flat
+
+
+def _build_once() -> ModuleType | None:
     """Build the module unless another process is building it (batch workers start together): the first one
     builds under an exclusive lock on the cache directory, the others wait for it and load its module."""
     lock_dir = next((d for d in _directories() if _writable(d)), None)
     if lock_dir is None or fcntl is None:
-        return load_compiled([build().parent])
+        return _load_module([build().parent])
     with open(lock_dir / ".gauss_newton_aot.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        compiled = load_compiled()
-        if compiled is None:
+        module = _load_module()
+        if module is None:
             print(
                 "building the compiled Gauss-Newton solver for this machine, once (30-60 s)...",
                 file=sys.stderr,
                 flush=True,
             )
-            compiled = load_compiled([build().parent])
-        return compiled
+            module = _load_module([build().parent])
+        return module
 
 
 def _writable(directory: Path) -> bool:
@@ -153,7 +182,7 @@ def build(directories: list[Path] | None = None) -> Path:
         warnings.simplefilter("ignore", PendingDeprecationWarning)
         from numba.pycc import CC
 
-    from retarget.ik.gauss_newton import FLAT_SIGNATURE, solve_pass_flat
+    from retarget.ik.gauss_newton import FLAT_SIGNATURE, FORWARD_SIGNATURE, solve_pass_flat, tracked_forward_flat
 
     name = module_name()
     errors = []
@@ -166,6 +195,7 @@ def build(directories: list[Path] | None = None) -> Path:
                 cc.target_cpu = "host"
                 cc.verbose = False
                 cc.export("solve_pass_flat", FLAT_SIGNATURE)(solve_pass_flat.py_func)
+                cc.export("tracked_forward_flat", FORWARD_SIGNATURE)(tracked_forward_flat.py_func)
                 cc.compile()
                 final = directory / _file_name(name)
                 os.replace(Path(tmp) / cc.output_file, final)

@@ -471,4 +471,48 @@ def _flat_signature() -> numba.core.typing.Signature:
 FLAT_SIGNATURE = _flat_signature()
 """Argument and return types of :func:`solve_pass_flat` (all arrays C-contiguous)."""
 
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def tracked_forward_flat(
+    root_pos,
+    root_rot,
+    dof,
+    parent,
+    placement_rot,
+    placement_pos,
+    axis_j,
+    point_joint,
+    point_pos_j,
+    point_rot_j,
+    ancestors,
+    ancestor_count,
+    frame_start,
+    pos_out,
+    rot_out,
+):
+    """:func:`retarget.ik.kernel.tracked_forward` with the tree spread into its fields: the compiled module's
+    second entry point (:data:`FORWARD_SIGNATURE`)."""
+    tree = TreeArrays(
+        parent, placement_rot, placement_pos, axis_j, point_joint, point_pos_j, point_rot_j, ancestors, ancestor_count
+    )
+    kernel.tracked_forward(root_pos, root_rot, dof, tree, frame_start, pos_out, rot_out)
+
+
+def _forward_signature() -> numba.core.typing.Signature:
+    f8, i8 = numba.float64, numba.int64
+
+    def arr(dtype, ndim):
+        return numba.types.Array(dtype, ndim, "C")
+
+    args = (
+        [arr(f8, 2), arr(f8, 3), arr(f8, 2)]  # state
+        + [arr(i8, 1), arr(f8, 3), arr(f8, 2), arr(f8, 2), arr(i8, 1), arr(f8, 2), arr(f8, 3), arr(i8, 2), arr(i8, 1)]
+        + [i8, arr(f8, 3), arr(f8, 4)]
+    )
+    return numba.types.none(*args)
+
+
+FORWARD_SIGNATURE = _forward_signature()
+"""Argument types of :func:`tracked_forward_flat` (all arrays C-contiguous; returns nothing)."""
+
 stamp_with_sources(sys.modules[__name__], (kernel, banded))

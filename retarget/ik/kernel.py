@@ -153,6 +153,58 @@ def _chain_cols(ka, kb, anc, anc_n, mark, cols):
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
+def _joint_frames(rp, rr, q, parent, plc_rot, plc_pos, axis_j, local, M, R, jo, jaxis):
+    """Forward kinematics of one frame (root at `rp`, `rr`; joint angles `q`): every joint's world orientation
+    R (D, 3, 3), origin jo (D, 3) and axis jaxis (D, 3). Parents come before children."""
+    for j in range(q.shape[0]):
+        p = parent[j]
+        PR = rr if p < 0 else R[p]
+        PO = rp if p < 0 else jo[p]
+        _rodrigues(axis_j[j], q[j], local)
+        for a in range(3):
+            jo[j, a] = PO[a] + PR[a, 0] * plc_pos[j, 0] + PR[a, 1] * plc_pos[j, 1] + PR[a, 2] * plc_pos[j, 2]
+        _mm3(PR, plc_rot[j], M)
+        _mm3(M, local, R[j])
+        for a in range(3):
+            jaxis[j, a] = R[j, a, 0] * axis_j[j, 0] + R[j, a, 1] * axis_j[j, 1] + R[j, a, 2] * axis_j[j, 2]
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _point_position(k, rp, rr, R, jo, pt_joint, pt_pos_j, out):
+    """World position of tracked point k, given the joint frames of :func:`_joint_frames`."""
+    pj = pt_joint[k]
+    PR = rr if pj < 0 else R[pj]
+    PO = rp if pj < 0 else jo[pj]
+    for a in range(3):
+        out[a] = PO[a] + PR[a, 0] * pt_pos_j[k, 0] + PR[a, 1] * pt_pos_j[k, 1] + PR[a, 2] * pt_pos_j[k, 2]
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def tracked_forward(root_pos, root_rot, dof, tree, frame_start, pos_out, rot_out):
+    """The solver's own kinematics for a whole clip: positions of the first ``pos_out.shape[1]`` tracked points
+    into `pos_out` (T, P', 3) and orientations of the tracked frames (points ``frame_start`` on) into `rot_out`
+    (T, F, 3, 3). What :meth:`retarget.tree_kinematics.TreeKinematics.forward` gives, without numpy's
+    per-joint passes over the frames (the match errors and the stance heading hold need it once per clip)."""
+    D = dof.shape[1]
+    R = np.empty((D, 3, 3))
+    jo = np.empty((D, 3))
+    jaxis = np.empty((D, 3))
+    local = np.empty((3, 3))
+    M = np.empty((3, 3))
+    for t in range(dof.shape[0]):
+        rp, rr = root_pos[t], root_rot[t]
+        _joint_frames(
+            rp, rr, dof[t], tree.parent, tree.placement_rot, tree.placement_pos, tree.axis_j, local, M, R, jo, jaxis
+        )
+        for k in range(pos_out.shape[1]):
+            _point_position(k, rp, rr, R, jo, tree.point_joint, tree.point_pos_j, pos_out[t, k])
+        for f in range(rot_out.shape[1]):
+            k = frame_start + f
+            pj = tree.point_joint[k]
+            _mm3(rr if pj < 0 else R[pj], tree.point_rot_j[k], rot_out[t, f])
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
 def _one_sided_residual(violation, sticky, augmented, on, shift, t, i):
     """Residual (≥ 0) of one-sided row (t, i) whose constraint is violated by `violation` [m] (negative:
     satisfied), or −1 when the row is off.
@@ -221,24 +273,9 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
         Ht[:, :] = 0.0
         gt[:] = 0.0
         rp, rr = root_pos[t], root_rot[t]
-        # Forward kinematics (parents come before children).
-        for j in range(D):
-            p = parent[j]
-            PR = rr if p < 0 else R[p]
-            PO = rp if p < 0 else jo[p]
-            _rodrigues(axis_j[j], dof[t, j], local)
-            for a in range(3):
-                jo[j, a] = PO[a] + PR[a, 0] * plc_pos[j, 0] + PR[a, 1] * plc_pos[j, 1] + PR[a, 2] * plc_pos[j, 2]
-            _mm3(PR, plc_rot[j], M)
-            _mm3(M, local, R[j])
-            for a in range(3):
-                jaxis[j, a] = R[j, a, 0] * axis_j[j, 0] + R[j, a, 1] * axis_j[j, 1] + R[j, a, 2] * axis_j[j, 2]
+        _joint_frames(rp, rr, dof[t], parent, plc_rot, plc_pos, axis_j, local, M, R, jo, jaxis)
         for k in range(N):
-            pj = pt_joint[k]
-            PR = rr if pj < 0 else R[pj]
-            PO = rp if pj < 0 else jo[pj]
-            for a in range(3):
-                pos[k, a] = PO[a] + PR[a, 0] * pt_pos_j[k, 0] + PR[a, 1] * pt_pos_j[k, 1] + PR[a, 2] * pt_pos_j[k, 2]
+            _point_position(k, rp, rr, R, jo, pt_joint, pt_pos_j, pos[k])
         # Tracked points: J over root + ancestors.
         for k in range(P):
             w2 = tgt_w[t, k] ** 2

@@ -69,10 +69,10 @@ def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
     return kin, layout
 
 
-def _rest_shank_lean_rad(kin: TreeKinematics, knee: int, ankle: int) -> float:
+def _rest_shank_lean_rad(robot: RobotSpec, knee: int, ankle: int) -> float:
     """Sagittal lean of the robot shank (knee minus foot origin) at q = 0, robot facing +x."""
-    pos, _ = kin.forward(np.zeros((1, 3)), np.eye(3)[None], np.zeros((1, kin.num_dof)))
-    return float(sagittal_lean_rad(pos[0, knee] - pos[0, ankle], np.zeros(())))
+    pos = rest_points_w(robot)
+    return float(sagittal_lean_rad(pos[knee] - pos[ankle], np.zeros(())))
 
 
 def collision_pairs(proxies) -> tuple[np.ndarray, np.ndarray]:
@@ -90,6 +90,7 @@ def collision_pairs(proxies) -> tuple[np.ndarray, np.ndarray]:
 
 
 _KIN_CACHE: dict[str, tuple[TreeKinematics, PointLayout]] = {}
+_REST_CACHE: dict[str, np.ndarray] = {}
 
 
 def sequence_kinematics(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
@@ -100,11 +101,21 @@ def sequence_kinematics(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
     return _KIN_CACHE[robot.name]
 
 
+def rest_points_w(robot: RobotSpec) -> np.ndarray:
+    """(N, 3) [m] world positions of the solver's tracked points at q = 0 (root at the origin), read-only;
+    computed once per robot and process (every clip scales its human to them)."""
+    if robot.name not in _REST_CACHE:
+        kin, _ = sequence_kinematics(robot)
+        pos, _ = kin.forward(np.zeros((1, 3)), np.eye(3)[None], np.zeros((1, kin.num_dof)))
+        pos[0].setflags(write=False)
+        _REST_CACHE[robot.name] = pos[0]
+    return _REST_CACHE[robot.name]
+
+
 def rest_matched_points(robot: RobotSpec) -> dict[int, np.ndarray]:
     """World positions [m] of the matched points at q = 0 (root at the origin), keyed by SMPL joint index."""
-    kin, _ = sequence_kinematics(robot)
-    pos, _ = kin.forward(np.zeros((1, 3)), np.eye(3)[None], np.zeros((1, kin.num_dof)))
-    return {p.smpl_joint: pos[0, i] for i, p in enumerate(robot.matched_points)}
+    pos = rest_points_w(robot)
+    return {p.smpl_joint: pos[i].copy() for i, p in enumerate(robot.matched_points)}
 
 
 def build_sequence_problem(
@@ -133,7 +144,7 @@ def build_sequence_problem(
         feet = tilt_within_ankle_range(
             feet,
             human_targets_w[:, knee_joints] - human_targets_w[:, ankle_joints],
-            _rest_shank_lean_rad(kin, knee_idx[0], ankle_idx[0]),
+            _rest_shank_lean_rad(robot, knee_idx[0], ankle_idx[0]),
             (float(robot.lower_rad[pitch[0]]) + margin, float(robot.upper_rad[pitch[0]]) - margin),
             robot.sole_points_b(robot.foot_links[0]),
         )

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.ik.aot import pass_function
+from retarget.ik.aot import forward_function, pass_function
 from retarget.ik.pass_inputs import FrameTargets, OneSided, ResidualLayout, StepSettings, TreeArrays
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
 
@@ -285,12 +285,22 @@ class WholeSequenceIK:
             init = _interpolate_state(*previous, np.arange(num_frames))
             if self.config.contact_heading_hold_weight is not None:
                 targets = _hold_stance_headings(
-                    targets, self.kin.forward(*init)[1], self.config.contact_heading_hold_weight
+                    targets, self.forward(*init, num_points=0)[1], self.config.contact_heading_hold_weight
                 )
         state, iterations = self._solve(
             targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
         )
         return state, iterations + coarse_iterations
+
+    def forward(self, root_pos_w, root_rot_w, dof, num_points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Positions (T, P, 3) of the first `num_points` tracked points (default: the target points) and
+        orientations (T, F, 3, 3) of the tracked frames: :meth:`TreeKinematics.forward` in compiled code."""
+        root_pos, root_rot, q = (np.ascontiguousarray(a, dtype=np.float64) for a in (root_pos_w, root_rot_w, dof))
+        T = q.shape[0]
+        pos = np.empty((T, self.num_points if num_points is None else num_points, 3))
+        rot = np.empty((T, self.kin.num_frames, 3, 3))
+        forward_function()(root_pos, root_rot, q, *self._tree, self.kin.num_points, pos, rot)
+        return pos, rot
 
     def _keyframe_strides(self, num_frames: int) -> list[int]:
         """Strides of the keyframe passes, coarsest first; each needs more than two strides of frames."""
@@ -363,15 +373,28 @@ def _hold_stance_headings(targets: SequenceTargets, frame_rot_w: np.ndarray, wei
     return dataclasses.replace(targets, frame_rot_w=rot, frame_yaw_weight=yaw_weight)
 
 
+def _lerp_columns(values: np.ndarray, keys: np.ndarray, frames: np.ndarray) -> np.ndarray:
+    """`np.interp` of every column of `values` (at frame indices `keys`, ascending) at `frames` (within the
+    keys) in one pass, with numpy's arithmetic (slope from the bracketing keys, exact at a key) so the result
+    is bit for bit the same as a loop of `np.interp` over the columns."""
+    x, xp = frames.astype(np.float64), keys.astype(np.float64)
+    at = np.searchsorted(xp, x, side="right") - 1
+    lo = np.minimum(at, len(xp) - 2)
+    slope = (values[lo + 1] - values[lo]) / (xp[lo + 1] - xp[lo])[:, None]
+    out = slope * (x - xp[lo])[:, None] + values[lo]
+    exact = xp[at] == x
+    out[exact] = values[at[exact]]
+    return out
+
+
 def _interpolate_state(state, keys: np.ndarray, frames: np.ndarray):
     """Keyframe states (at frame indices `keys`) at the frame indices `frames`: lerp positions and joints,
     slerp the root rotation."""
     root_pos, root_rot, dof = state
     t = frames
-    lerp = lambda a: np.stack([np.interp(t, keys, a[:, i]) for i in range(a.shape[1])], axis=1)
     idx = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, len(keys) - 2)
     alpha = ((t - keys[idx]) / (keys[idx + 1] - keys[idx]))[:, None]
     # Slerp on SO(3): R = R0 · exp(alpha · log(R0ᵀ R1)).
     rel = so3_log(np.swapaxes(root_rot[idx], -1, -2) @ root_rot[idx + 1])
     rot = root_rot[idx] @ so3_exp(alpha * rel)
-    return lerp(root_pos), rot, lerp(dof)
+    return _lerp_columns(root_pos, keys, t), rot, _lerp_columns(dof, keys, t)
