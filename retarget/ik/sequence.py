@@ -284,8 +284,11 @@ class WholeSequenceIK:
         if previous is not None:
             init = _interpolate_state(*previous, np.arange(num_frames))
             if self.config.contact_heading_hold_weight is not None:
+                root_pos, root_rot, dof = init
                 targets = _hold_stance_headings(
-                    targets, self.forward(*init, num_points=0)[1], self.config.contact_heading_hold_weight
+                    targets,
+                    self.forward(root_pos, root_rot, dof, num_points=0)[1],
+                    self.config.contact_heading_hold_weight,
                 )
         state, iterations = self._solve(
             targets, fps, init, self.config.iterations, self.config.max_step, self.config.extra_iterations
