@@ -153,14 +153,15 @@ def _chain_cols(ka, kb, anc, anc_n, mark, cols):
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
-def _joint_frames(rp, rr, q, parent, plc_rot, plc_pos, axis_j, local, M, R, jo, jaxis):
-    """Forward kinematics of one frame (root at `rp`, `rr`; joint angles `q`): every joint's world orientation
-    R (D, 3, 3), origin jo (D, 3) and axis jaxis (D, 3). Parents come before children."""
-    for j in range(q.shape[0]):
+def _joint_frames(rp, rr, dof, t, parent, plc_rot, plc_pos, axis_j, local, M, R, jo, jaxis):
+    """Forward kinematics of frame t (root at `rp`, `rr`; joint angles ``dof[t]``): every joint's world
+    orientation R (D, 3, 3), origin jo (D, 3) and axis jaxis (D, 3). Parents come before children. Indices,
+    not row views, go in and out: a view costs reference counting in the innermost loops."""
+    for j in range(dof.shape[1]):
         p = parent[j]
         PR = rr if p < 0 else R[p]
         PO = rp if p < 0 else jo[p]
-        _rodrigues(axis_j[j], q[j], local)
+        _rodrigues(axis_j[j], dof[t, j], local)
         for a in range(3):
             jo[j, a] = PO[a] + PR[a, 0] * plc_pos[j, 0] + PR[a, 1] * plc_pos[j, 1] + PR[a, 2] * plc_pos[j, 2]
         _mm3(PR, plc_rot[j], M)
@@ -170,13 +171,13 @@ def _joint_frames(rp, rr, q, parent, plc_rot, plc_pos, axis_j, local, M, R, jo, 
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
-def _point_position(k, rp, rr, R, jo, pt_joint, pt_pos_j, out):
-    """World position of tracked point k, given the joint frames of :func:`_joint_frames`."""
+def _point_position(k, rp, rr, R, jo, pt_joint, pt_pos_j, out, row):
+    """World position of tracked point k into ``out[row]``, given the joint frames of :func:`_joint_frames`."""
     pj = pt_joint[k]
     PR = rr if pj < 0 else R[pj]
     PO = rp if pj < 0 else jo[pj]
     for a in range(3):
-        out[a] = PO[a] + PR[a, 0] * pt_pos_j[k, 0] + PR[a, 1] * pt_pos_j[k, 1] + PR[a, 2] * pt_pos_j[k, 2]
+        out[row, a] = PO[a] + PR[a, 0] * pt_pos_j[k, 0] + PR[a, 1] * pt_pos_j[k, 1] + PR[a, 2] * pt_pos_j[k, 2]
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -194,10 +195,11 @@ def tracked_forward(root_pos, root_rot, dof, tree, frame_start, pos_out, rot_out
     for t in range(dof.shape[0]):
         rp, rr = root_pos[t], root_rot[t]
         _joint_frames(
-            rp, rr, dof[t], tree.parent, tree.placement_rot, tree.placement_pos, tree.axis_j, local, M, R, jo, jaxis
+            rp, rr, dof, t, tree.parent, tree.placement_rot, tree.placement_pos, tree.axis_j, local, M, R, jo, jaxis
         )
+        pos_t = pos_out[t]
         for k in range(pos_out.shape[1]):
-            _point_position(k, rp, rr, R, jo, tree.point_joint, tree.point_pos_j, pos_out[t, k])
+            _point_position(k, rp, rr, R, jo, tree.point_joint, tree.point_pos_j, pos_t, k)
         for f in range(rot_out.shape[1]):
             k = frame_start + f
             pj = tree.point_joint[k]
@@ -273,9 +275,25 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
         Ht[:, :] = 0.0
         gt[:] = 0.0
         rp, rr = root_pos[t], root_rot[t]
-        _joint_frames(rp, rr, dof[t], parent, plc_rot, plc_pos, axis_j, local, M, R, jo, jaxis)
+        # Forward kinematics (parents come before children), written out here rather than through
+        # _joint_frames: called from this loop, the helpers made the whole kernel twice as slow.
+        for j in range(D):
+            p = parent[j]
+            PR = rr if p < 0 else R[p]
+            PO = rp if p < 0 else jo[p]
+            _rodrigues(axis_j[j], dof[t, j], local)
+            for a in range(3):
+                jo[j, a] = PO[a] + PR[a, 0] * plc_pos[j, 0] + PR[a, 1] * plc_pos[j, 1] + PR[a, 2] * plc_pos[j, 2]
+            _mm3(PR, plc_rot[j], M)
+            _mm3(M, local, R[j])
+            for a in range(3):
+                jaxis[j, a] = R[j, a, 0] * axis_j[j, 0] + R[j, a, 1] * axis_j[j, 1] + R[j, a, 2] * axis_j[j, 2]
         for k in range(N):
-            _point_position(k, rp, rr, R, jo, pt_joint, pt_pos_j, pos[k])
+            pj = pt_joint[k]
+            PR = rr if pj < 0 else R[pj]
+            PO = rp if pj < 0 else jo[pj]
+            for a in range(3):
+                pos[k, a] = PO[a] + PR[a, 0] * pt_pos_j[k, 0] + PR[a, 1] * pt_pos_j[k, 1] + PR[a, 2] * pt_pos_j[k, 2]
         # Tracked points: J over root + ancestors.
         for k in range(P):
             w2 = tgt_w[t, k] ** 2
