@@ -22,7 +22,7 @@ import numpy as np
 
 from retarget.contacts import FOOT_JOINTS
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
-from retarget.skeleton import neutral_skeleton, smpl_forward_kinematics
+from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
 
 _UP = np.array([0.0, 0.0, 1.0])
@@ -30,6 +30,8 @@ _UP = np.array([0.0, 0.0, 1.0])
 _FOOT = np.array([FOOT_JOINTS[0][0], FOOT_JOINTS[0][1], FOOT_JOINTS[1][0], FOOT_JOINTS[1][1]])
 _KIND = np.array([0, 1, 0, 1])
 _NECK = 12
+_USED = np.r_[_FOOT, 0, _NECK]
+"""The joints the floor estimate reads: the four foot joints, then the pelvis and the neck."""
 
 
 @dataclass(frozen=True)
@@ -194,12 +196,17 @@ def _jackknife_deg(points: np.ndarray, kinds: np.ndarray, runs: np.ndarray, norm
 
 def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = FloorConfig()) -> FloorEstimate:
     """The floor plane under SMPL joints (T, 24, 3) [m] sampled at `fps` [Hz]."""
-    foot = joints_w[:, _FOOT]  # (T, 4, 3)
+    return _estimate_floor(joints_w[:, _USED], fps, config)
+
+
+def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> FloorEstimate:
+    """:func:`estimate_floor` from the joints it reads, (T, 6, 3) in the order of `_USED`."""
+    foot = joints_w[:, : len(_FOOT)]  # (T, 4, 3)
     speed = np.linalg.norm(np.gradient(foot, 1.0 / fps, axis=0), axis=-1) if len(foot) > 1 else np.zeros((1, 4))
     kinds_all = np.broadcast_to(_KIND, speed.shape)
     # Start from the body's mean up direction (pelvis to neck), which tilts with the world frame,
     # with a wide height band: heights along a first guess drift over a long walk.
-    trunk = (joints_w[:, _NECK] - joints_w[:, 0]).mean(axis=0)
+    trunk = (joints_w[:, -1] - joints_w[:, -2]).mean(axis=0)
     trunk_up = trunk / (np.linalg.norm(trunk) + 1e-12)
     normal, eigval = trunk_up, np.zeros(3)
     planted = np.zeros_like(speed, dtype=bool)
@@ -287,8 +294,9 @@ def transform_sequence(seq: SmplSequence, rot: np.ndarray, shift_w: np.ndarray) 
 
 def level_sequence(seq: SmplSequence, config: FloorConfig = FloorConfig()) -> tuple[SmplSequence, FloorEstimate]:
     """Estimate the floor under `seq` and, if it is tilted, rotate and shift the clip so it is z = 0."""
-    joints_w, _ = smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)
-    estimate = estimate_floor(joints_w, seq.fps, config)
+    # Only the six joints it reads (10 of the 24 joint rotations): the clip's full kinematics comes later,
+    # after resampling.
+    estimate = _estimate_floor(smpl_joint_positions(seq.pose_rotvec, seq.trans_w, _USED), seq.fps, config)
     if not estimate.applied:
         return seq, estimate
     return transform_sequence(

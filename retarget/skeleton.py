@@ -14,6 +14,7 @@ Kinematics (verified against ASAP's stored joints):
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -91,3 +92,28 @@ def smpl_forward_kinematics(
         rot_w[:, j] = rot_w[:, p] @ local[:, j]
         joints_w[:, j] = joints_w[:, p] + rot_w[:, p] @ skel.offsets[j]
     return joints_w, rot_w
+
+
+def smpl_joint_positions(
+    pose_rotvec: np.ndarray, trans_w: np.ndarray, joints: Sequence[int], skeleton: Skeleton | None = None
+) -> np.ndarray:
+    """(T, len(joints), 3) [m] world positions of `joints` only, as :func:`smpl_forward_kinematics` gives them
+    (the same arithmetic), composing only the rotations of their ancestors: the floor levelling needs the feet,
+    the pelvis and the neck, which take 10 of the 24 joint rotations."""
+    skel = skeleton or neutral_skeleton()
+    chain: set[int] = set()
+    for j in joints:
+        while j >= 0 and j not in chain:
+            chain.add(j)
+            j = int(skel.parents[j])
+    order = sorted(chain)  # parents come before children in SMPL's joint order
+    rotated = [j for j in order if j == 0 or any(skel.parents[c] == j for c in order)]
+    local = dict(zip(rotated, np.moveaxis(rotvec_to_matrix(pose_rotvec[:, rotated]), 1, 0), strict=True))
+    rot_w = {0: local[0]}
+    pos_w = {0: trans_w + skel.offsets[0]}
+    for j in order[1:]:
+        p = int(skel.parents[j])
+        pos_w[j] = pos_w[p] + rot_w[p] @ skel.offsets[j]
+        if j in local:
+            rot_w[j] = rot_w[p] @ local[j]
+    return np.stack([pos_w[j] for j in joints], axis=1)

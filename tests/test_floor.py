@@ -109,3 +109,42 @@ def test_retarget_of_a_tilted_clip_matches_the_level_one(tmp_path):
     floor_abs = {"stance_sole_abs_height_mm": 0.002, "stance_tilt_deg": 0.0, "stance_slide_cm_s": 0.0}
     for key, abs_tol in floor_abs.items():
         assert getattr(fixed, key) == pytest.approx(getattr(level, key), rel=0.10, abs=abs_tol), key
+
+
+def test_footfall_jackknife_equals_refitting_without_each_footfall():
+    """The standard error from downdated sums equals the one from refitting the plane without each footfall
+    in turn (the definition), on a tilted real walk."""
+    from retarget.floor import _FOOT, _KIND, FloorConfig, _fit_normal, _jackknife_deg, _robust_fit, _run_labels
+
+    seq = read_amass_npz(smpl_clip("walk_level2_filter"))
+    tilted = transform_sequence(seq, rotvec_to_matrix(AXES[2] * np.radians(8.0)), OFFSET_M)
+    foot = _joints(tilted)[:, _FOOT]
+    level = _joints(seq)[:, _FOOT]  # footfalls picked on the level clip: low and slow
+    speed = np.linalg.norm(np.gradient(level, 1.0 / seq.fps, axis=0), axis=-1)
+    planted = (level[:, :, 2] - level[:, :, 2].min(axis=0) < 0.04) & (speed < 0.2)
+    kinds = np.broadcast_to(_KIND, planted.shape)[planted]
+    normal, _, keep = _robust_fit(foot[planted], kinds, UP, FloorConfig())
+    points, kinds, runs = foot[planted][keep], kinds[keep], _run_labels(planted)[planted][keep]
+    ids = np.unique(runs)
+    assert len(ids) >= 6, len(ids)
+    one_hot = (kinds[:, None] == np.arange(2)).astype(float)
+    angles = []
+    for i in ids:
+        refit, _ = _fit_normal(points[runs != i], one_hot[runs != i], normal)
+        angles.append(np.arccos(np.clip(refit @ normal, -1.0, 1.0)))
+    expected = np.degrees(np.sqrt((len(ids) - 1) / len(ids) * np.sum(np.square(angles))))
+    assert _jackknife_deg(points, kinds, runs, normal) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert expected > 0.0, expected
+
+
+def test_floor_percentiles_and_medians_are_numpys():
+    from retarget.floor import _kind_percentiles, _median
+
+    rng = np.random.default_rng(2)
+    for frames in (1, 2, 7, 144, 1001):
+        height = rng.normal(size=(frames, 4))
+        for percent in (0.0, 5.0, 50.0, 97.5, 100.0):
+            expected = [np.percentile(height[:, [kind, kind + 2]], percent) for kind in (0, 1)]
+            np.testing.assert_array_equal(_kind_percentiles(height, percent), expected)
+        for values in (height[:, 0], height[1:, 1]) if frames > 1 else (height[:, 0],):  # odd and even lengths
+            assert _median(values) == np.median(values)

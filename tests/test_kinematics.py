@@ -108,3 +108,13 @@ def test_skew_is_the_cross_product_matrix():
     v, f = rng.normal(size=(5, 4, 3)), rng.normal(size=(5, 4, 3))
     np.testing.assert_allclose(np.einsum("...ij,...j->...i", skew(v), f), np.cross(v, f), atol=1e-12)
     np.testing.assert_allclose(skew(v), -np.swapaxes(skew(v), -1, -2))
+
+
+def test_positions_of_a_few_joints_are_the_full_kinematics_bit_for_bit():
+    """The floor levelling's kinematics of six joints (10 of the 24 rotations) equal the full FK's."""
+    from retarget.skeleton import smpl_joint_positions
+
+    seq = read_amass_npz(smpl_clip("walk_level2_filter"))
+    joints_w, _ = smpl_forward_kinematics(seq.pose_rotvec, seq.trans_w)
+    for subset in ([7, 10, 8, 11, 0, 12], [0], [23, 4], list(range(24))):
+        np.testing.assert_array_equal(smpl_joint_positions(seq.pose_rotvec, seq.trans_w, subset), joints_w[:, subset])

@@ -502,3 +502,33 @@ def test_keyframe_passes_run_coarsest_first_where_the_clip_is_long_enough(g1, nu
     config = SequenceIkConfig(keyframe_stride=6, coarse_keyframe_factor=factor)
     solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad, config)
     assert solver._keyframe_strides(num_frames) == expected
+
+
+def test_compiled_clip_kinematics_match_the_numpy_reference(g1):
+    """The solver's compiled forward kinematics (match errors, stance heading hold) give the reference's tracked
+    points and frames, also for a prefix of the points and for none."""
+    kin, layout = _kinematics_for(g1)
+    solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad)
+    state = _random_states(g1, 12, seed=3)
+    pos_ref, rot_ref = kin.forward(*state)
+    pos, rot = solver.forward(*state, num_points=kin.num_points)
+    np.testing.assert_allclose(pos, pos_ref, atol=1e-12)
+    np.testing.assert_allclose(rot, rot_ref, atol=1e-12)
+    targets, frames_only = solver.forward(*state), solver.forward(*state, num_points=0)
+    assert targets[0].shape == (12, layout.num_points, 3) and frames_only[0].shape == (12, 0, 3)
+    np.testing.assert_array_equal(targets[0], pos[:, : layout.num_points])
+    np.testing.assert_array_equal(frames_only[1], rot)
+
+
+def test_keyframe_interpolation_is_numpys_interp_bit_for_bit():
+    """Joints and root positions between keys come out exactly as a loop of `np.interp` over the columns
+    would give them (the solver's iterations, and so its results, do not move)."""
+    from retarget.ik.sequence import _lerp_columns
+
+    rng = np.random.default_rng(7)
+    for num_frames, stride in ((158, 18), (158, 6), (40, 7), (7, 3)):
+        keys = np.unique(np.r_[np.arange(0, num_frames, stride), num_frames - 1])
+        values = rng.normal(size=(len(keys), 23))
+        for frames in (np.arange(num_frames), keys, np.unique(np.r_[np.arange(0, num_frames, 5), num_frames - 1])):
+            expected = np.stack([np.interp(frames, keys, values[:, i]) for i in range(values.shape[1])], axis=1)
+            np.testing.assert_array_equal(_lerp_columns(values, keys, frames), expected)

@@ -397,7 +397,7 @@ def _interpolate_state(state, keys: np.ndarray, frames: np.ndarray):
     t = frames
     idx = np.clip(np.searchsorted(keys, t, side="right") - 1, 0, len(keys) - 2)
     alpha = ((t - keys[idx]) / (keys[idx + 1] - keys[idx]))[:, None]
-    # Slerp on SO(3): R = R0 · exp(alpha · log(R0ᵀ R1)).
-    rel = so3_log(np.swapaxes(root_rot[idx], -1, -2) @ root_rot[idx + 1])
+    # Slerp on SO(3): R = R0 · exp(alpha · log(R0ᵀ R1)), the logarithm once per pair of neighbouring keys.
+    rel = so3_log(np.swapaxes(root_rot[:-1], -1, -2) @ root_rot[1:])[idx]
     rot = root_rot[idx] @ so3_exp(alpha * rel)
     return _lerp_columns(root_pos, keys, t), rot, _lerp_columns(dof, keys, t)
