@@ -65,6 +65,24 @@ def _tile_dots(A, ra, oa, B, rb, ob, length, S):
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
+def _tile_forward(X, r0, ox, S, band, j0, oc, inv_diag):
+    """Forward substitution with the factored 4 × 4 diagonal tile of rows j0..j0 + 3 of L (stored from column
+    `oc` of those rows): X[r0 + r, ox:ox + 4] ← (X[r0 + r, ox:ox + 4] − S[r]) L_JJ⁻ᵀ for r < 4. Shared by the
+    factorisation (X = the band: the rows of a tile below) and the many-right-hand-side solve (X = Y)."""
+    l10 = band[j0 + 1, oc]
+    l20, l21 = band[j0 + 2, oc], band[j0 + 2, oc + 1]
+    l30, l31, l32 = band[j0 + 3, oc], band[j0 + 3, oc + 1], band[j0 + 3, oc + 2]
+    d0, d1, d2, d3 = inv_diag[j0], inv_diag[j0 + 1], inv_diag[j0 + 2], inv_diag[j0 + 3]
+    for r in range(TILE):
+        row = X[r0 + r]
+        x0 = (row[ox] - S[r, 0]) * d0
+        x1 = (row[ox + 1] - S[r, 1] - x0 * l10) * d1
+        x2 = (row[ox + 2] - S[r, 2] - x0 * l20 - x1 * l21) * d2
+        x3 = (row[ox + 3] - S[r, 3] - x0 * l30 - x1 * l31 - x2 * l32) * d3
+        row[ox], row[ox + 1], row[ox + 2], row[ox + 3] = x0, x1, x2, x3
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
 def band_cholesky(band, inv_diag) -> bool:
     """Factor the symmetric positive definite matrix in `band` in place (see the module docstring) and set
     `inv_diag` (N₄,) to 1 / L[i, i]; False if it is not positive definite (then `band` is partly overwritten).
@@ -82,19 +100,7 @@ def band_cholesky(band, inv_diag) -> bool:
             _tile_dots(band, i0, 0, band, j0, base_b - base_c, j0 - base_b, S)
             o = j0 - base_b  # column j0 in the storage of rows of tile b
             if c < b:
-                # Forward substitution with the (already factored) 4 × 4 diagonal tile of rows J.
-                oc = j0 - base_c
-                l10 = band[j0 + 1, oc]
-                l20, l21 = band[j0 + 2, oc], band[j0 + 2, oc + 1]
-                l30, l31, l32 = band[j0 + 3, oc], band[j0 + 3, oc + 1], band[j0 + 3, oc + 2]
-                d0, d1, d2, d3 = inv_diag[j0], inv_diag[j0 + 1], inv_diag[j0 + 2], inv_diag[j0 + 3]
-                for r in range(TILE):
-                    row = band[i0 + r]
-                    x0 = (row[o] - S[r, 0]) * d0
-                    x1 = (row[o + 1] - S[r, 1] - x0 * l10) * d1
-                    x2 = (row[o + 2] - S[r, 2] - x0 * l20 - x1 * l21) * d2
-                    x3 = (row[o + 3] - S[r, 3] - x0 * l30 - x1 * l31 - x2 * l32) * d3
-                    row[o], row[o + 1], row[o + 2], row[o + 3] = x0, x1, x2, x3
+                _tile_forward(band, i0, o, S, band, j0, j0 - base_c, inv_diag)
             else:
                 # Cholesky of the diagonal tile's Schur complement, lower triangle only.
                 for r in range(TILE):
@@ -183,18 +189,7 @@ def band_forward_many(band, inv_diag, Y, start):
             base_c = j0 - U
             first = max(TILE * (start // TILE), base_c)
             _tile_dots(Y, r0, first, band, j0, first - base_c, j0 - first, S)
-            oc = j0 - base_c
-            l10 = band[j0 + 1, oc]
-            l20, l21 = band[j0 + 2, oc], band[j0 + 2, oc + 1]
-            l30, l31, l32 = band[j0 + 3, oc], band[j0 + 3, oc + 1], band[j0 + 3, oc + 2]
-            d0, d1, d2, d3 = inv_diag[j0], inv_diag[j0 + 1], inv_diag[j0 + 2], inv_diag[j0 + 3]
-            for r in range(TILE):
-                row = Y[r0 + r]
-                x0 = (row[j0] - S[r, 0]) * d0
-                x1 = (row[j0 + 1] - S[r, 1] - x0 * l10) * d1
-                x2 = (row[j0 + 2] - S[r, 2] - x0 * l20 - x1 * l21) * d2
-                x3 = (row[j0 + 3] - S[r, 3] - x0 * l30 - x1 * l31 - x2 * l32) * d3
-                row[j0], row[j0 + 1], row[j0 + 2], row[j0 + 3] = x0, x1, x2, x3
+            _tile_forward(Y, r0, j0, S, band, j0, j0 - base_c, inv_diag)
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
