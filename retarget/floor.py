@@ -215,9 +215,11 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         height = foot @ normal  # (T, 4)
         grounded = _kind_percentiles(height, config.ground_percentile)
         band = config.stance_height_m if round_ else config.first_band_m
-        planted = (speed < config.stance_speed_m_s) & (height - grounded[_KIND] < band)
+        previous, planted = planted, (speed < config.stance_speed_m_s) & (height - grounded[_KIND] < band)
         if planted.sum() < 4:
             break
+        if round_ and np.array_equal(planted, previous):
+            break  # the same planted points: the fit would be the same normal again
         normal, eigval, keep = _robust_fit(foot[planted], kinds_all[planted], normal, config)
     height = foot @ normal
     floor = float(_kind_percentiles(height, config.ground_percentile).min())
