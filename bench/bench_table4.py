@@ -24,9 +24,12 @@ corrections fitted on the trained clip are scored on another clip's rollouts: RM
 of each corrected simulator (the reference: the nominal simulator). With ``--corrections-from DIR`` nothing is
 fitted: the corrections of an earlier run on another clip (its ``delta.pt``, ``sysid.json``, ``dynamics.pt`` of the
 same robot) fine-tune this clip's policy — Table IV "on a clip not used to fit Δa" — and are scored one step on
-this policy's own real rollouts. Writes ``table4.json`` (per robot: fits, per-seed and per-episode results, gap
-shares and intervals, fine-tuning wall and CPU seconds) and ``table4.png`` (one row per robot) to the output
-folder; ``bench/table4_report.py`` pools several of them (one per clip).
+this policy's own real rollouts. With ``--pool-rollouts DIR[,DIR]`` the fits also see the "real" rollouts that
+earlier runs on other clips collected in the same robot (their ``collect.pkl``), as the paper fits Δa on the
+rollouts of several policies; this clip's own rollouts are always among them. Writes ``table4.json`` (per robot:
+fits, per-seed and per-episode results, gap shares and intervals, fine-tuning wall and CPU seconds) and
+``table4.png`` (one row per robot) to the output folder; ``bench/table4_report.py`` pools several of them (one per
+clip).
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ from table4_stats import (
 from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
-from trainers.delta.collection import Trajectory, write_collection
+from trainers.delta.collection import Trajectory, read_collection, write_collection
 from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS, DEFAULT_FITTING_ROLLOUTS
 from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
 from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_on_labels, transition_labels
@@ -156,6 +159,18 @@ def reuse_corrections(source: Path, real: str, out: Path) -> dict:
         if name == "delta.pt" or (source / name).is_file():  # what that run fitted (Δa always)
             shutil.copyfile(source / name, out / name)
     return fits
+
+
+def pooled_rollouts(sources: list[Path], real: str) -> dict[str, Trajectory]:
+    """The fitting rollouts that earlier bench runs (on other clips) collected in robot ``real``, keyed
+    ``<run folder>/<rollout>`` so rollouts of different runs never collide."""
+    pooled: dict[str, Trajectory] = {}
+    for source in sources:
+        path = source / robot_folder(real) / "collect.pkl"
+        if not path.is_file():
+            raise SystemExit(f"--pool-rollouts {source}: no rollouts collected in {real} ({path} missing)")
+        pooled |= {f"{source.name}/{key}": traj for key, traj in read_collection(path).items()}
+    return pooled
 
 
 def robot_folder(real: str) -> str:
@@ -393,8 +408,17 @@ def run_robot(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -> 
             flush=True,
         )
         fit = corrections_needed(set(args.methods.split(",")), bool(args.heldout_clip))
-        fits = fit_corrections(out, list(trajs.values()), args.delta_joints, args.delta_model, fit)
+        pooled = pooled_rollouts([Path(p) for p in args.pool_rollouts], real)
+        fits = fit_corrections(out, [*trajs.values(), *pooled.values()], args.delta_joints, args.delta_model, fit)
         fits["fitting_frames"] = frames
+        if pooled:
+            fits["pooled_from"] = list(args.pool_rollouts)
+            fits["pooled_frames"] = sum(t.num_frames for t in pooled.values())
+            print(
+                f"[{real}] pooled {len(pooled)} rollouts ({fits['pooled_frames']} frames) of "
+                f"{', '.join(args.pool_rollouts)} into the fits",
+                flush=True,
+            )
         print(
             f"[{real}] fits: Δa ({args.delta_model}, {args.delta_joints}) {fits['delta_s']} s, RMS "
             f"{fits['delta_rms_action']:.3f} action units"
@@ -483,6 +507,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="bench output folder whose fitted corrections to use (fitted on another clip's rollouts)",
     )
+    ap.add_argument(
+        "--pool-rollouts",
+        type=lambda v: [p for p in v.split(",") if p],
+        default=[],
+        help="comma list of earlier bench output folders (other clips) whose rollouts in each robot join the fits",
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--methods", default=",".join(ORDER[1:]), help="fine-tuned methods to run (Vanilla always)")
     ap.add_argument("-o", "--out", required=True)
@@ -500,6 +530,8 @@ def main(argv: list[str] | None = None) -> dict:
     unknown = set(args.methods.split(",")) - set(ORDER[1:])
     if unknown:
         raise SystemExit(f"--methods: unknown {', '.join(sorted(unknown))}; valid: {', '.join(ORDER[1:])}")
+    if args.pool_rollouts and args.corrections_from:
+        raise SystemExit("--pool-rollouts fits on more rollouts, --corrections-from fits nothing: give one of them")
     out = Path(args.out)
     pre = snapshot_run(args.policy, out / "pre")  # the source run may still be training
     vanilla = load_policy(pre)

@@ -154,3 +154,30 @@ def test_corrections_from_a_single_robot_run_made_before_robot_subfolders(tmp_pa
     (multi / "table4.json").write_text(json.dumps({"robots": {"combined": {"fits": {"delta_rms_action": 0.5}}}}))
     with pytest.raises(SystemExit, match="no corrections for pybullet:combined"):
         bench_table4.reuse_corrections(multi, "pybullet:combined", new)
+
+
+def test_pooled_rollouts_of_another_clip_join_every_fit(benches):
+    tmp, first, _ = benches
+    third = bench_table4.main(
+        ["--policy", str(tmp / "pre"), "--motion", str(asap_reference("squat_level1_filter")), "--real", "combined"]
+        + [*TINY[:-4], "--methods", "ASAP", "--jobs", "1", "--pool-rollouts", str(tmp / "a"), "-o", str(tmp / "c")]
+    )
+    fits, kick_fits = third["robots"]["combined"]["fits"], first["robots"]["combined"]["fits"]
+    assert fits["pooled_from"] == [str(tmp / "a")] and fits["pooled_frames"] == kick_fits["fitting_frames"]
+    # Labels come from every transition (a rollout's last frame has none): two squat and two kick rollouts.
+    own = fits["fitting_frames"] - 2
+    assert (
+        fits["delta"]["transitions"] == own + kick_fits["fitting_frames"] - 2 == own + kick_fits["delta"]["transitions"]
+    )
+    assert (tmp / "c" / "combined" / "delta.pt").read_bytes() != (tmp / "a" / "combined" / "delta.pt").read_bytes()
+
+
+def test_pooling_needs_the_robots_rollouts_and_excludes_reused_corrections(tmp_path):
+    (tmp_path / "run" / "combined").mkdir(parents=True)
+    with pytest.raises(SystemExit, match=r"--pool-rollouts .*run: no rollouts collected in combined"):
+        bench_table4.pooled_rollouts([tmp_path / "run"], "combined")
+    with pytest.raises(SystemExit, match="give one of them"):
+        bench_table4.main(
+            ["--policy", "x", "--motion", "y", "--real", "combined", "--pool-rollouts", "a", "--corrections-from", "b"]
+            + ["-o", str(tmp_path / "o")]
+        )
