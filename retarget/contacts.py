@@ -9,6 +9,7 @@ height is a low percentile of its height over the clip, pooled over both feet.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,15 +73,17 @@ def _horizontal_speed(pos_w: np.ndarray, fps: float) -> np.ndarray:
 
 
 def _hysteresis(height: np.ndarray, speed: np.ndarray, ankle_xy: np.ndarray, cfg: ContactConfig) -> np.ndarray:
+    # A loop over frames (each step depends on the last): on Python floats, which cost a tenth of numpy scalars.
     stance = np.zeros(len(height), dtype=bool)
-    on, anchor = False, ankle_xy[0]
-    for t in range(len(height)):
+    xy = ankle_xy.tolist()
+    on, anchor = False, xy[0]
+    for t, (h, v) in enumerate(zip(height.tolist(), speed.tolist(), strict=True)):
         if on:
-            moved = np.hypot(*(ankle_xy[t] - anchor))
-            on = height[t] <= cfg.exit_height_m and speed[t] <= cfg.exit_speed_m_s and moved <= cfg.exit_displacement_m
+            moved = math.hypot(xy[t][0] - anchor[0], xy[t][1] - anchor[1])
+            on = h <= cfg.exit_height_m and v <= cfg.exit_speed_m_s and moved <= cfg.exit_displacement_m
         else:
-            on = height[t] < cfg.enter_height_m and speed[t] < cfg.enter_speed_m_s
-            anchor = ankle_xy[t]
+            on = h < cfg.enter_height_m and v < cfg.enter_speed_m_s
+            anchor = xy[t]
         stance[t] = on
     return stance
 
