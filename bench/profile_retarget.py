@@ -6,8 +6,11 @@ the cost of one Gauss-Newton iteration per frame, piece by piece.
 Prints the import time, the first clip's time, a markdown table of seconds and shares per stage, and (the
 compiled pass being one call that cProfile cannot look into) a second table: microseconds per frame for each
 piece of an iteration, timed with `time.process_time` (median of 30) on one clip's problem at its solution
-with the same compiled functions the pass runs. Run it on two checkouts to compare
-(docs/retarget_quality_speed.md).
+with the same compiled functions the pass runs. A third table times the same stages without cProfile (CPU
+time around each stage's function, the 12 clips three times): cProfile's cost per Python call inflates the
+stages made of many small numpy calls (reading, floor levelling, assembly) two- to fivefold. Run it on two
+checkouts to compare (docs/retarget_quality_speed.md); `PYTHONPATH=OTHER_CHECKOUT python bench/profile_retarget.py`
+profiles another checkout with this script.
 """
 
 from __future__ import annotations
@@ -165,3 +168,72 @@ def per_iteration_table(clip: Path) -> None:
 
 
 per_iteration_table(clips[3])
+
+
+def stage_table(clips: list[Path], repeats: int = 3) -> None:
+    """CPU seconds per stage without cProfile: a timer around each stage's function (inclusive), the nested
+    ones subtracted from their callers."""
+    import functools
+    from collections import defaultdict
+
+    from retarget import pipeline
+    from retarget.ik import sequence
+    from retarget.readers import source
+
+    spent: dict[str, float] = defaultdict(float)
+
+    def timed(owner: object, name: str, label: str) -> None:
+        function = getattr(owner, name)
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.process_time() - start
+
+        setattr(owner, name, wrapper)
+
+    for owner, name, label in (
+        (source, "_read_single", "file"),
+        (source, "level_sequence", "floor"),
+        (pipeline, "resample_sequence", "fk"),
+        (pipeline, "smpl_forward_kinematics", "fk"),
+        (pipeline, "limb_scales_from_rest", "scale"),
+        (pipeline, "rest_matched_points", "scale"),
+        (pipeline, "scale_joints", "scale"),
+        (pipeline, "detect_foot_contacts", "contacts"),
+        (pipeline, "build_sequence_problem", "assembly"),
+        (sequence.WholeSequenceIK, "_solve", "passes"),
+        (sequence.WholeSequenceIK, "solve", "solve"),
+        (pipeline, "retarget_sequence", "sequence"),
+        (pipeline, "read_clip", "read"),
+    ):
+        timed(owner, name, label)
+    frames = 0
+    for _ in range(repeats):
+        for clip in clips:
+            frames += pipeline.retarget_file(clip).motion.num_frames
+    inside = sum(spent[k] for k in ("fk", "scale", "contacts", "assembly", "solve"))
+    rows = [
+        ("read clip: file", spent["file"]),
+        ("read clip: floor levelling", spent["floor"]),
+        ("resample + SMPL FK", spent["fk"]),
+        ("limb scales + scaling", spent["scale"]),
+        ("contacts", spent["contacts"]),
+        ("problem assembly", spent["assembly"]),
+        ("Gauss-Newton passes (one compiled call each)", spent["passes"]),
+        ("keyframe interpolation, heading hold, solver set-up", spent["solve"] - spent["passes"]),
+        ("post-solve match errors, motion assembly", spent["sequence"] - inside),
+        ("rest of reading (format detection)", spent["read"] - spent["file"] - spent["floor"]),
+    ]
+    total = spent["read"] + spent["sequence"]
+    print(f"\nwithout cProfile: {frames} frames, {total:.3f} CPU s, {1e6 * total / frames:.0f} µs per frame")
+    print("| stage | µs per frame | share |")
+    print("|---|---:|---:|")
+    for name, seconds in rows:
+        print(f"| {name} | {1e6 * seconds / frames:.1f} | {100 * seconds / total:.0f}% |")
+
+
+stage_table(clips[1:13])
