@@ -20,14 +20,40 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def compiled_pass(tmp_path_factory):
-    """The module built from the current sources (into a fresh directory: the build itself is under test)."""
+def compiled_directory(tmp_path_factory):
+    """A fresh directory holding the module built from the current sources (the build itself is under test)."""
     directory = tmp_path_factory.mktemp("aot")
     path = aot.build([directory])
     assert path.parent == directory and path.name.startswith(aot.module_name())
-    function = aot.load_compiled([directory])
+    return directory
+
+
+@pytest.fixture(scope="module")
+def compiled_pass(compiled_directory):
+    function = aot.load_compiled([compiled_directory])
     assert function is not None
     return function
+
+
+def test_compiled_clip_kinematics_equal_the_jit_ones(g1, compiled_directory, monkeypatch):
+    """The module's second entry point (the clip's forward kinematics) gives what numba's JIT version gives."""
+    from test_sequence_ik import _random_states
+
+    from retarget.ik.gauss_newton import tracked_forward_flat
+    from retarget.ik.problem import _kinematics_for
+
+    module = aot._load_module([compiled_directory])
+    assert module is not None
+    kin, layout = _kinematics_for(g1)
+    state = _random_states(g1, 9, seed=4)
+    results = []
+    for function in (module.tracked_forward_flat, tracked_forward_flat):
+        monkeypatch.setattr("retarget.ik.sequence.forward_function", lambda f=function: f)
+        solver = WholeSequenceIK(kin, layout, g1.lower_rad, g1.upper_rad)
+        results.append(solver.forward(*state))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-13)
+    np.testing.assert_allclose(results[0][0], kin.forward(*state)[0][:, : layout.num_points], atol=1e-12)
 
 
 def test_compiled_pass_equals_the_jit_pass_on_a_real_clip(g1, compiled_pass, monkeypatch):
