@@ -15,45 +15,80 @@ import numpy as np
 
 from retarget.errors import MotionFileError
 from retarget.limits import check_elements, check_frames
+from retarget.npy_header import NPY_MAGIC, ByteReader, NpyHeader, read_exact, read_npy_header
 
-_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06")
+"""How an archive must start for `np.load` to read it as one: a member's local header, or an empty archive."""
 
-
-def _member_header(zf: zipfile.ZipFile, member: str) -> tuple[tuple[int, ...], np.dtype]:
-    with zf.open(member) as fh:
-        version = np.lib.format.read_magic(fh)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-        else:  # 2.0 and 3.0 share the layout (3.0 allows utf-8 field names)
-            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-    return tuple(shape), dtype
+_CHUNK_BYTES = 2**18
+"""Array data is copied in pieces of this size (numpy's own), so a large array never sits in memory twice."""
 
 
-def _check_headers(path: Path, what: str, frame_keys: tuple[str, ...]) -> None:
-    """Each member's declared shape and dtype, before a byte of array data is allocated; the first
-    dimension of `frame_keys` counts frames."""
-    with zipfile.ZipFile(path) as zf:
-        for member in zf.namelist():
-            if not member.endswith(".npy"):
-                continue
-            shape, dtype = _member_header(zf, member)
-            key = member.removesuffix(".npy")
-            if dtype.hasobject:
-                raise MotionFileError(
-                    path,
-                    f"{what}: {key!r} holds pickled Python objects; refusing to unpickle an "
-                    "untrusted file (save plain numeric or string arrays)",
-                )
-            check_elements(shape, path, f"{what}: {key!r}")
-            if key in frame_keys and shape:
-                check_frames(shape[0], path, f"{what}: {key!r} of shape {shape}")
+def _array_data(fh: ByteReader, header: NpyHeader, available_bytes: int) -> np.ndarray:
+    """The array `header` declares, read from `fh` (just past the header), as `numpy.lib.format.read_array`
+    builds it; refused before allocating when the member holds fewer bytes than declared."""
+    count = 1
+    for n in header.shape:
+        count *= n
+    num_bytes = count * header.dtype.itemsize
+    if num_bytes > available_bytes:
+        raise ValueError(f"EOF: reading array data, expected {num_bytes} bytes, the member holds {available_bytes}")
+    array = np.ndarray(count, dtype=header.dtype)  # as numpy: np.empty mishandles zero-width strings
+    if num_bytes:
+        flat_bytes = array.view(np.uint8)
+        for start in range(0, num_bytes, _CHUNK_BYTES):
+            chunk = read_exact(fh, min(_CHUNK_BYTES, num_bytes - start), "array data")
+            flat_bytes[start : start + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+    if header.fortran_order:
+        return array.reshape(header.shape[::-1]).transpose()
+    return array.reshape(header.shape)
+
+
+def _read_member(
+    zf: zipfile.ZipFile, member: str, path: Path, what: str, frame_keys: tuple[str, ...]
+) -> np.ndarray | bytes:
+    """One member as `np.load` gives it (an array, or the raw bytes of a member that is not one), its
+    declared shape and dtype checked before a byte of array data is allocated."""
+    key = member.removesuffix(".npy")
+    info = zf.getinfo(member)
+    with zf.open(info) as fh:
+        first_bytes = fh.read(len(NPY_MAGIC))
+        if first_bytes != NPY_MAGIC and not member.endswith(".npy"):
+            # np.load returns such a member's bytes; its declared size bounds what it can make us hold.
+            check_elements((info.file_size,), path, f"{what}: {key!r}")
+            return first_bytes + fh.read()
+        header = read_npy_header(fh, first_bytes)  # a ".npy" member without the magic string: ValueError
+        if header.dtype.hasobject:
+            raise MotionFileError(
+                path,
+                f"{what}: {key!r} holds pickled Python objects; refusing to unpickle an "
+                "untrusted file (save plain numeric or string arrays)",
+            )
+        check_elements(header.shape, path, f"{what}: {key!r}")
+        if key in frame_keys and header.shape:
+            check_frames(header.shape[0], path, f"{what}: {key!r} of shape {header.shape}")
+        if header.canonical:
+            return _array_data(fh, header, info.file_size - header.num_bytes)
+    with zf.open(info) as fh:  # a header numpy's reader had to read: numpy reads the array too
+        return np.lib.format.read_array(fh, allow_pickle=False)
+
+
+def _read_members(zf: zipfile.ZipFile, path: Path, what: str, frame_keys: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Every member, each opened once, keyed as `np.load` keys them (the name without ".npy"; a member
+    named exactly as a key wins over "key.npy")."""
+    names = list(dict.fromkeys(zf.namelist()))
+    members = {name: _read_member(zf, name, path, what, frame_keys) for name in names}
+    keys = dict.fromkeys(name.removesuffix(".npy") for name in names)
+    return {key: members[key] if key in members else members[key + ".npy"] for key in keys}  # type: ignore[misc]
 
 
 def load_npz_arrays(
     path: str | Path, what: str = ".npz file", frame_keys: tuple[str, ...] = ()
 ) -> dict[str, np.ndarray]:
     """All arrays of an `.npz` archive; `what` names the expected content in errors ("AMASS clip"); the
-    arrays named in `frame_keys` hold one row per frame, and their frame count is checked before loading."""
+    arrays named in `frame_keys` hold one row per frame, and their frame count is checked before loading.
+
+    The file is opened once and each member once; the result is `np.load(path, allow_pickle=False)`'s."""
     path = Path(path)
     if not path.exists():
         raise MotionFileError(path, "file does not exist")
@@ -61,18 +96,21 @@ def load_npz_arrays(
         raise MotionFileError(path, f"is a folder, expected a {what}")
     try:
         with open(path, "rb") as fh:
-            magic = fh.read(len(_NPY_MAGIC))
-        if magic[:1] == b"\x80":  # a pickle protocol marker: np.load would need allow_pickle to read it
-            raise MotionFileError(
-                path, f"holds a pickled Python object, not a {what}; refusing to unpickle an untrusted file"
-            )
-        if magic == _NPY_MAGIC:
-            raise MotionFileError(
-                path, f"is a single .npy array (renamed?); expected an .npz archive of named arrays ({what})"
-            )
-        _check_headers(path, what, frame_keys)
-        with np.load(path, allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
+            signature = fh.read(len(NPY_MAGIC))
+            if signature[:1] == b"\x80":  # a pickle protocol marker: np.load would need allow_pickle to read it
+                raise MotionFileError(
+                    path, f"holds a pickled Python object, not a {what}; refusing to unpickle an untrusted file"
+                )
+            if signature == NPY_MAGIC:
+                raise MotionFileError(
+                    path, f"is a single .npy array (renamed?); expected an .npz archive of named arrays ({what})"
+                )
+            fh.seek(0)
+            with zipfile.ZipFile(fh) as zf:
+                if not signature.startswith(_ZIP_SIGNATURES):
+                    # zipfile finds an archive by its end; np.load, like us, wants one that starts as one
+                    raise MotionFileError(path, f"has data before its zip archive; not a {what}")
+                return _read_members(zf, path, what, frame_keys)
     except MotionFileError:
         raise
     except ValueError as exc:
