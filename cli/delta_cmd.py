@@ -20,6 +20,21 @@ from trainers.delta.defaults import (
 )
 
 
+def read_rollouts(collections: tuple[Path, ...]) -> list:
+    """Every rollout of every collection file, in order: Δa, SysID and Δs can be fitted on the rollouts of several
+    policies and clips at once, as the paper fits Δa on the rollouts of several policies."""
+    from trainers.delta.collection import read_collection
+
+    return [traj for path in collections for traj in read_collection(path).values()]
+
+
+def collections_argument():
+    """One or more collection files written by `collect` (or by `bench/bench_table4.py`)."""
+    return click.argument(
+        "collections", metavar="COLLECTION.pkl...", nargs=-1, required=True, type=click.Path(path_type=Path)
+    )
+
+
 @click.group()
 def delta() -> None:
     """Delta action model (ASAP stage 2): fit the action the simulator misses to repeat the real robot."""
@@ -70,7 +85,7 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
 
 
 @delta.command("fit")
-@click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
+@collections_argument()
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Delta model file (.pt).")
 @click.option(
     "--joints",
@@ -110,7 +125,7 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
     help="Feed q*_{t-1} - q*_t too (needed to represent an actuation delay; supervised method).",
 )
 def fit(
-    collection: Path,
+    collections: tuple[Path, ...],
     output: Path,
     joints: str,
     model_kind: str,
@@ -121,12 +136,11 @@ def fit(
     horizon_s: float,
     previous_target: bool,
 ) -> None:
-    """Learn π^Δ(s, a) from recorded transitions: per-transition Levenberg–Marquardt labels, then a per-joint linear
-    model or an MLP (or the MLP by PPO)."""
-    from trainers.delta.collection import read_collection
+    """Learn π^Δ(s, a) from the transitions of one or more collections: per-transition Levenberg–Marquardt labels,
+    then a per-joint linear model or an MLP (or the MLP by PPO)."""
     from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
 
-    trajs = list(read_collection(collection).values())
+    trajs = read_rollouts(collections)
     if method == "ppo":
         from trainers.delta.ppo_cli import fit_ppo_command
 
@@ -143,16 +157,16 @@ def fit(
 
 
 @delta.command("sysid")
-@click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
+@collections_argument()
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Identified profile (.json).")
 @click.option("--max-transitions", type=click.IntRange(min=1), default=400, show_default=True)
-def sysid(collection: Path, output: Path, max_transitions: int) -> None:
-    """SysID baseline: identify Kp ratios per joint group, delay and torso mass from recorded rollouts."""
-    from trainers.delta.collection import read_collection
+def sysid(collections: tuple[Path, ...], output: Path, max_transitions: int) -> None:
+    """SysID baseline: identify Kp ratios per joint group, delay and torso mass from the rollouts of one or more
+    collections."""
     from trainers.delta.sysid import SysIdConfig, identify
     from trainers.real.profiles import save_profile
 
-    trajs = list(read_collection(collection).values())
+    trajs = read_rollouts(collections)
     result = identify(trajs, SysIdConfig(max_transitions=max_transitions))
     save_profile(result.profile, output)
     text = ", ".join(f"{k} {v:g}" for k, v in result.parameters.items())
@@ -164,15 +178,15 @@ def sysid(collection: Path, output: Path, max_transitions: int) -> None:
 
 
 @delta.command("fit-dynamics")
-@click.argument("collection", metavar="COLLECTION.pkl", type=click.Path(path_type=Path))
+@collections_argument()
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Δs model file (.pt).")
 @click.option("--epochs", type=click.IntRange(min=1), default=DEFAULT_MLP_EPOCHS, show_default=True)
-def fit_dynamics(collection: Path, output: Path, epochs: int) -> None:
-    """DeltaDynamics baseline: learn the state residual s' − f_sim(s, a) from recorded transitions."""
-    from trainers.delta.collection import read_collection
+def fit_dynamics(collections: tuple[Path, ...], output: Path, epochs: int) -> None:
+    """DeltaDynamics baseline: learn the state residual s' − f_sim(s, a) from the transitions of one or more
+    collections."""
     from trainers.delta.dynamics import DeltaDynamicsConfig, fit_delta_dynamics
 
-    trajs = list(read_collection(collection).values())
+    trajs = read_rollouts(collections)
     model, stats = fit_delta_dynamics(trajs, DeltaDynamicsConfig(epochs=epochs))
     model.save(output)
     console.print(

@@ -123,3 +123,20 @@ def test_delta_fit_command_writes_the_per_joint_model_by_default(g1, tmp_path):
     loaded = LearnedDelta.load(tmp_path / "d.pt")
     assert loaded.cfg.model == "per_joint_linear" and loaded.cfg.previous_target
     assert loaded.model.columns.shape == (4, 3)
+
+
+def test_delta_fit_pools_several_collections(g1, tmp_path):
+    first, second = tmp_path / "squat.pkl", tmp_path / "other.pkl"
+    write_collection(first, {"squat__0": _rollout(g1, "soft_ankles", 15)})
+    write_collection(second, {"squat__0": _rollout(g1, "soft_ankles", 12)})  # same key in another file: both kept
+    args = ["delta", "fit", str(first), str(second), "--joints", "ankles", "-o"]
+    out = CliRunner().invoke(main, [*args, str(tmp_path / "both.pt")])
+    assert out.exit_code == 0, out.output
+    assert "25 transitions" in out.output  # 14 + 11: a rollout's last frame has no transition
+    alone = CliRunner().invoke(main, ["delta", "fit", str(first), "--joints", "ankles", "-o", str(tmp_path / "a.pt")])
+    assert "14 transitions" in alone.output
+    missing = CliRunner().invoke(
+        main, ["delta", "fit", str(first), str(tmp_path / "nope.pkl"), "-o", str(tmp_path / "x.pt")]
+    )
+    assert missing.exit_code == 1 and "nope.pkl" in missing.output and "Traceback" not in missing.output
+    assert not (tmp_path / "x.pt").exists()
