@@ -1,7 +1,7 @@
 """The header of one `.npy` array (a member of an `.npz` archive): format version, shape, memory order, dtype.
 
 numpy's readers (`numpy.lib.format.read_array_header_1_0/2_0`) parse the header, the text of a Python dict,
-with `ast.literal_eval`: about 20 µs per array, a third of reading a short clip. Every header numpy writes
+with `ast.literal_eval`: 15-25 µs per array, about a fifth of reading a clip. Every header numpy writes
 has one layout, ``{'descr': '<f4', 'fortran_order': False, 'shape': (155, 72), }`` padded with spaces to a
 newline. That layout is matched here with a regular expression (~1 µs); only a header whose every character
 the pattern accepts is read this way, and every other one (structured dtypes, Python 2 files, hand-written
