@@ -166,11 +166,16 @@ def pooled_rollouts(sources: list[Path], real: str) -> dict[str, Trajectory]:
     ``<run folder>/<rollout>`` so rollouts of different runs never collide."""
     pooled: dict[str, Trajectory] = {}
     for source in sources:
-        path = source / robot_folder(real) / "collect.pkl"
-        if not path.is_file():
-            raise SystemExit(f"--pool-rollouts {source}: no rollouts collected in {real} ({path} missing)")
-        pooled |= {f"{source.name}/{key}": traj for key, traj in read_collection(path).items()}
+        pooled |= {f"{source.name}/{key}": traj for key, traj in read_collection(rollouts_file(source, real)).items()}
     return pooled
+
+
+def rollouts_file(source: Path, real: str) -> Path:
+    """The fitting rollouts an earlier bench run collected in robot ``real``."""
+    path = source / robot_folder(real) / "collect.pkl"
+    if not path.is_file():
+        raise SystemExit(f"--pool-rollouts {source}: no rollouts collected in {real} ({path} missing)")
+    return path
 
 
 def robot_folder(real: str) -> str:
@@ -532,6 +537,9 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"--methods: unknown {', '.join(sorted(unknown))}; valid: {', '.join(ORDER[1:])}")
     if args.pool_rollouts and args.corrections_from:
         raise SystemExit("--pool-rollouts fits on more rollouts, --corrections-from fits nothing: give one of them")
+    for real in robots:  # before any work: a missing collection would otherwise stop the run at its second robot
+        for source in args.pool_rollouts:
+            rollouts_file(Path(source), real)
     out = Path(args.out)
     pre = snapshot_run(args.policy, out / "pre")  # the source run may still be training
     vanilla = load_policy(pre)

@@ -176,6 +176,12 @@ def test_pooling_needs_the_robots_rollouts_and_excludes_reused_corrections(tmp_p
     (tmp_path / "run" / "combined").mkdir(parents=True)
     with pytest.raises(SystemExit, match=r"--pool-rollouts .*run: no rollouts collected in combined"):
         bench_table4.pooled_rollouts([tmp_path / "run"], "combined")
+    with pytest.raises(SystemExit, match=r"run: no rollouts collected in pybullet:combined"):  # checked up front
+        bench_table4.main(
+            ["--policy", "x", "--motion", "y", "--real", "pybullet:combined", "--pool-rollouts", str(tmp_path / "run")]
+            + ["-o", str(tmp_path / "o")]
+        )
+    assert not (tmp_path / "o").exists()
     with pytest.raises(SystemExit, match="give one of them"):
         bench_table4.main(
             ["--policy", "x", "--motion", "y", "--real", "combined", "--pool-rollouts", "a", "--corrections-from", "b"]
