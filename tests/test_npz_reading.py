@@ -192,3 +192,23 @@ def test_fixture_clips_all_read_alike() -> None:
     assert clips
     for path in clips:
         _assert_same(load_npz_arrays(path), _np_load(path))
+
+
+def test_the_new_refusals_reach_the_command_as_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cli.main import main
+
+    clip = smpl_clip("squat_level1_filter")
+    archive = clip.read_bytes()
+    prefixed = tmp_path / "prefixed.npz"
+    prefixed.write_bytes(b"#!junk\n" + archive)
+    raw = _header_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (1250000, 72), }") + b"\0" * 64
+    short = _zip(tmp_path / "short.npz", {"poses.npy": raw})
+    for path in (prefixed, short):
+        before = path.read_bytes()
+        out_pkl = tmp_path / f"{path.stem}.pkl"
+        result = CliRunner().invoke(main, ["retarget", str(path), "-o", str(out_pkl)])
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 1 and len(lines) == 1 and path.name in lines[0], result.output
+        assert "Traceback" not in result.output and not out_pkl.exists() and path.read_bytes() == before
