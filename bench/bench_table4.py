@@ -48,14 +48,18 @@ from joblib import Parallel, delayed
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from table4_stats import (
-    COMPARED,
     DEFAULT_REPLICATES,
     ORDER,
+    ROUND_METHODS,
     SHARE_METRICS,
     GapShare,
+    compared_pairs,
     episode_samples,
     format_share,
     gap_share,
+    method_order,
+    parse_round,
+    round_name,
     share_difference,
 )
 
@@ -117,20 +121,25 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
         "delta_s": round(time.perf_counter() - t, 1),
     }
     if "sysid" in fit:
-        t = time.perf_counter()
-        sysid = identify(trajs)
-        save_profile(sysid.profile, out / "sysid.json")
-        fits |= {
-            "sysid": sysid.parameters,
-            "sysid_rms": [sysid.rms_nominal, sysid.rms_identified],
-            "sysid_s": round(time.perf_counter() - t, 1),
-        }
+        fits |= fit_sysid(out, trajs)
     if "dynamics" in fit:
         t = time.perf_counter()
         dyn, ystats = fit_delta_dynamics(trajs)
         dyn.save(out / "dynamics.pt")
         fits |= {"dynamics": ystats, "dynamics_s": round(time.perf_counter() - t, 1)}
     return fits
+
+
+def fit_sysid(out: Path, trajs: list[Trajectory]) -> dict:
+    """SysID's parameters identified on ``trajs``, saved as ``out/sysid.json``; its record in the fits."""
+    t = time.perf_counter()
+    sysid = identify(trajs)
+    save_profile(sysid.profile, out / "sysid.json")
+    return {
+        "sysid": sysid.parameters,
+        "sysid_rms": [sysid.rms_nominal, sysid.rms_identified],
+        "sysid_s": round(time.perf_counter() - t, 1),
+    }
 
 
 def corrections_needed(methods: set[str], heldout: bool) -> set[str]:
@@ -259,10 +268,9 @@ def gap_shares_with_ci(results: dict[str, list[dict]], replicates: int = DEFAULT
         for name in samples:
             if name not in ("Vanilla", "Oracle"):
                 out[key][name] = dataclasses.asdict(gap_share([samples], name, replicates=replicates))
-        for a, b in COMPARED:
-            if a in samples and b in samples:
-                d = share_difference([samples], a, b, replicates=replicates)
-                out[key][f"{a} − {b}"] = dataclasses.asdict(d)
+        for a, b in compared_pairs(samples):
+            d = share_difference([samples], a, b, replicates=replicates)
+            out[key][f"{a} − {b}"] = dataclasses.asdict(d)
     return out
 
 
@@ -341,7 +349,7 @@ def plot(tables: dict[str, dict], path: Path, title: str) -> None:
     fig, axes = plt.subplots(len(tables), 2, figsize=(11, 3.8 * len(tables)), squeeze=False)
     for row_axes, (real, summary) in zip(axes, tables.items()):
         results = summary["results"]
-        names = [n for n in ORDER if n in results]
+        names = method_order(results)
         for ax, key, label in zip(
             row_axes,
             ("eg_mpjpe_mm", "completion"),
@@ -353,7 +361,10 @@ def plot(tables: dict[str, dict], path: Path, title: str) -> None:
                 [np.mean(v) for v in vals],
                 yerr=[np.std(v) for v in vals],
                 capsize=4,
-                color=["#888" if n in ("Vanilla", "Continued") else "#c44" if n == "ASAP" else "#48a" for n in names],
+                color=[
+                    "#888" if n in ("Vanilla", "Continued") else "#c44" if n.startswith("ASAP") else "#48a"
+                    for n in names
+                ],
             )
             for i, v in enumerate(vals):
                 ax.scatter([i] * len(v), v, color="k", s=8, zorder=3)
@@ -373,7 +384,7 @@ def print_table(real: str, results: dict[str, list[dict]], shares: dict, args) -
     )
     print("| method | success | Eg-mpjpe [mm] | Empjpe [mm] | Eacc [mm/frame²] | Evel [mm/frame] | clip completed |")
     print("|---|---|---|---|---|---|---|")
-    for name in [n for n in ORDER if n in results]:
+    for name in method_order(results):
         rows = results[name]
         cells = []
         for key in METRICS:
@@ -391,7 +402,24 @@ def print_table(real: str, results: dict[str, list[dict]], shares: dict, args) -
             )
 
 
-def run_robot(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -> dict:
+def run_robot(args, real: str, out: Path, pre: Path, vanilla, refs, nominal, earlier: dict | None = None) -> dict:
+    """Round 1 in ``real`` (unless ``earlier``, that robot's summary of an earlier run in this folder, holds it),
+    then the later rounds of ``--asap-rounds``: the robot's summary."""
+    if earlier is None:
+        summary = first_round(args, real, out, pre, vanilla, refs, nominal)
+    else:
+        summary = earlier
+        print(
+            f"[{real}] round 1 ({', '.join(summary['results'])}) read from the earlier run in {out.parent}", flush=True
+        )
+    if args.asap_rounds > 1:
+        for k in range(2, args.asap_rounds + 1):
+            later_round(args, real, out, vanilla, refs, summary, k)
+        finish_rounds(args, real, summary)
+    return summary
+
+
+def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -> dict:
     """Fit (or reuse) the corrections in ``real``, fine-tune every method for every seed, evaluate: its summary."""
     out.mkdir(parents=True, exist_ok=True)
     if args.corrections_from:
@@ -489,6 +517,201 @@ def run_robot(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -> 
     return summary
 
 
+def run_folder(name: str, seed: int) -> str:
+    """Fine-tuning folder of a table row and seed ('ASAP' → 'ASAP_s0', 'ASAP r2' → 'ASAP_r2_s0')."""
+    return f"{name.replace(' ', '_')}_s{seed}"
+
+
+def rollout_phases(trajs) -> list[list[float]]:
+    """[phase at the first frame, phase at the last] of each rollout: how far into the clip it got before falling."""
+    return [[float(t.phase[0]), float(t.phase[-1])] for t in trajs]
+
+
+def first_round_rollouts(args, real: str, out: Path) -> list[Trajectory]:
+    """The rollouts round 1 fitted on: the pre-trained policy's in this robot and the pooled runs'."""
+    pooled = pooled_rollouts([Path(p) for p in args.pool_rollouts], real)
+    return [*read_collection(out / "collect.pkl").values(), *pooled.values()]
+
+
+def refit(args, real: str, out: Path, vanilla, refs, method: str, k: int, seed: int, first: list[Trajectory]):
+    """Round ``k`` of ``method`` for one seed: roll round k − 1's fine-tuned policy out in the robot (the fitting
+    rollouts' budget and start phases), refit the correction on every round's rollouts (round 1's, and this
+    method's and seed's later ones). Returns the folder of the new correction and its record."""
+    base = out / run_folder(round_name(method, k - 1), seed)
+    rounds = out / "rounds"
+    folder = rounds / run_folder(round_name(method, k), seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    policy = load_policy(base).policy
+    trajs = collect_rollouts(policy.act_inference, refs, real, vanilla.env_cfg, args.episodes, seed=FITTING_SEED)
+    write_collection(folder / "collect.pkl", trajs)
+    later = [
+        traj
+        for j in range(2, k + 1)
+        for traj in read_collection(rounds / run_folder(round_name(method, j), seed) / "collect.pkl").values()
+    ]
+    union = [*first, *later]
+    if method == "ASAP":
+        fits = fit_corrections(folder, union, args.delta_joints, args.delta_model, set())
+    else:
+        fits = fit_sysid(folder, union)
+    record = {
+        "base_policy": str(base),
+        "rollouts": len(trajs),
+        "frames": sum(t.num_frames for t in trajs.values()),
+        "rollout_phases": rollout_phases(trajs.values()),
+        "fitted_on_rollouts": len(union),
+        **fits,
+    }
+    reached = record["rollout_phases"][0][1]
+    print(
+        f"[{real}] {round_name(method, k)} s{seed}: {len(trajs)} rollouts of {base.name} ({record['frames']} frames; "
+        f"the one from phase 0 reached phase {reached:.2f}); refitted on {len(union)} rollouts"
+        + (f", Δa RMS {fits['delta_rms_action']:.3f} action units" if method == "ASAP" else f" → {fits['sysid']}"),
+        flush=True,
+    )
+    return folder, record
+
+
+def later_round(args, real: str, out: Path, vanilla, refs, summary: dict, k: int) -> None:
+    """Round ``k`` ≥ 2 of ASAP (and SysID, if it ran) for every seed, added to ``summary``: collect with round
+    k − 1's policy, refit on every round's rollouts, fine-tune round k − 1's policy for the same iterations in the
+    refitted simulator, evaluate on the same matched episodes. Rows already in ``summary`` are kept."""
+    seeds = [int(s) for s in args.seeds.split(",")]
+    wanted = [round_name(m, k) for m in ROUND_METHODS if m in args.methods.split(",")]
+    todo = [name for name in wanted if len(summary["results"].get(name, [])) != len(seeds)]
+    if not todo:
+        return
+    first = first_round_rollouts(args, real, out)
+    records = summary.setdefault("rounds", {})
+    records.setdefault("Vanilla", {"rollout_phases": rollout_phases(read_collection(out / "collect.pkl").values())})
+    jobs = []
+    for name in todo:
+        method = parse_round(name)[0]
+        records[name] = {}
+        for seed in seeds:
+            folder, record = refit(args, real, out, vanilla, refs, method, k, seed, first)
+            records[name][f"s{seed}"] = record
+            plan = plans(folder, real, record.get("delta_rms_action", 0.0))[method]
+            jobs.append((name, seed, out / run_folder(round_name(method, k - 1), seed), plan))
+    t0 = time.perf_counter()
+    costs = Parallel(n_jobs=args.jobs, verbose=0)(
+        delayed(run_finetune)(
+            base, args.motion, args.clip, out / run_folder(name, seed), plan, args.iterations, args.num_envs, seed
+        )
+        for name, seed, base, plan in jobs
+    )
+    print(
+        f"[{real}] round {k}: {len(jobs)} fine-tunings × {args.iterations} iterations in "
+        f"{time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
+    for (name, seed, _, _), (w, c) in zip(jobs, costs):
+        summary["finetune_cost"][run_folder(name, seed)] = {"wall_s": w, "cpu_s": c}
+    for name in todo:
+        summary["results"][name] = [evaluate(out / run_folder(name, s), refs, real, args.eval_episodes) for s in seeds]
+
+
+def round_budgets(args, real: str, names) -> dict[str, dict[str, int]]:
+    """Per seed, what each fitted method used in all: fitting rollouts (round 1's, pooled ones included, and
+    ``--episodes`` more per later round) and fine-tuning iterations."""
+    first = args.episodes + len(pooled_rollouts([Path(p) for p in args.pool_rollouts], real))
+    budgets = {}
+    for name in method_order(names):
+        method, k = parse_round(name)
+        if method in ROUND_METHODS:
+            budgets[name] = {
+                "fitting_rollouts": first + (k - 1) * args.episodes,
+                "finetune_iterations": k * args.iterations,
+            }
+    return budgets
+
+
+def finish_rounds(args, real: str, summary: dict) -> None:
+    """The gap shares of the later rounds' rows (round 1's stay as round 1 computed them, on its own rows), the
+    budgets, and the table of every round."""
+    results = summary["results"]
+    summary["budget"] = round_budgets(args, real, results)
+    if "Oracle" in results:
+        every = gap_shares_with_ci(results)
+        shares = {}
+        for key, earlier in summary["gap_share_ci"].items():
+            merged = {**every[key], **earlier}
+            singles = [n for n in method_order(n for n in merged if " − " not in n)]
+            pairs = [f"{a} − {b}" for a, b in compared_pairs(results)]
+            shares[key] = {n: merged[n] for n in [*singles, *pairs]}
+        summary["gap_share_ci"] = shares
+        summary["gap_closed"] = {k: {n: g["share"] for n, g in v.items() if " − " not in n} for k, v in shares.items()}
+    print_table(real, results, summary.get("gap_share_ci", {}), args)
+    print(
+        "\nbudget per seed (fitting rollouts in the robot, fine-tuning iterations), and how far fitting rollouts got:"
+    )
+    phases = summary.get("rounds", {})
+    for name, budget in summary["budget"].items():
+        line = f"  {name}: {budget['fitting_rollouts']} rollouts, {budget['finetune_iterations']} iterations"
+        if name in phases:
+            starts = [r["rollout_phases"][0][1] for r in phases[name].values()]
+            line += f"; its new rollouts from phase 0 reached phase {', '.join(f'{p:.2f}' for p in starts)} (per seed)"
+        print(line)
+    if "Vanilla" in phases:
+        print(
+            f"  round 1's rollouts (Vanilla) from phase 0 reached phase {phases['Vanilla']['rollout_phases'][0][1]:.2f}"
+        )
+
+
+ROUND_ONE_SETTINGS = (
+    "policy",
+    "motion",
+    "clip",
+    "heldout_clip",
+    "seeds",
+    "iterations",
+    "num_envs",
+    "episodes",
+    "eval_episodes",
+    "delta_joints",
+    "delta_model",
+    "corrections_from",
+    "pool_rollouts",
+    "methods",
+)
+"""Settings a later round must share with the run whose round 1 it continues (the robots may differ)."""
+
+
+def earlier_run(out: Path, args) -> dict | None:
+    """The table4.json already in ``out`` (None if there is none), after checking that it was made with this run's
+    settings and from the policy snapshot still in ``out/pre``."""
+    path = out / "table4.json"
+    if not path.is_file():
+        return None
+    try:
+        earlier = json.loads(path.read_text())
+        made_with = earlier["args"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(
+            f"{path}: cannot read it as the table of an earlier run ({type(exc).__name__}: {exc})"
+        ) from None
+    defaults = vars(parse_args(["--policy", "", "--motion", "", "-o", ""]))  # keys older runs did not write
+    for key in ROUND_ONE_SETTINGS:
+        then, now = made_with.get(key, defaults[key]), vars(args)[key]
+        if then != now:
+            flag = "--" + key.replace("_", "-")
+            raise SystemExit(f"{path}: made with {flag} {then!r}, this run has {now!r}; a later round needs round 1's")
+    snapshot = out / "pre" / "model_last.pt"
+    if not snapshot.is_file():
+        raise SystemExit(f"{path}: the pre-trained policy of that run ({snapshot}) is missing")
+    return earlier
+
+
+def first_round_of(earlier: dict | None, real: str, args) -> dict | None:
+    """Robot ``real``'s summary in the earlier run if it holds round 1 of every method for every seed, else None."""
+    summary = (earlier or {}).get("robots", {}).get(real)
+    if summary is None:
+        return None
+    seeds = args.seeds.split(",")
+    complete = all(len(summary["results"].get(m, [])) == len(seeds) for m in args.methods.split(","))
+    return summary if complete else None
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policy", required=True)
@@ -518,6 +741,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=[],
         help="comma list of earlier bench output folders (other clips) whose rollouts in each robot join the fits",
     )
+    ap.add_argument(
+        "--asap-rounds",
+        type=int,
+        default=1,
+        help="rounds of ASAP (and SysID): each later one collects with the previous round's fine-tuned policy, "
+        "refits on every round's rollouts and fine-tunes that policy again; a folder holding round 1 is reused",
+    )
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--methods", default=",".join(ORDER[1:]), help="fine-tuned methods to run (Vanilla always)")
     ap.add_argument("-o", "--out", required=True)
@@ -537,11 +767,21 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"--methods: unknown {', '.join(sorted(unknown))}; valid: {', '.join(ORDER[1:])}")
     if args.pool_rollouts and args.corrections_from:
         raise SystemExit("--pool-rollouts fits on more rollouts, --corrections-from fits nothing: give one of them")
+    if args.asap_rounds < 1:
+        raise SystemExit(f"--asap-rounds {args.asap_rounds}: give 1 (ASAP once) or more")
+    if args.asap_rounds > 1 and "ASAP" not in args.methods.split(","):
+        raise SystemExit("--asap-rounds: later rounds fine-tune ASAP's policy again; add ASAP to --methods")
+    if args.asap_rounds > 1 and args.corrections_from:
+        raise SystemExit(
+            "--asap-rounds refits on this clip's rollouts, --corrections-from fits nothing: give one of them"
+        )
     for real in robots:  # before any work: a missing collection would otherwise stop the run at its second robot
         for source in args.pool_rollouts:
             rollouts_file(Path(source), real)
     out = Path(args.out)
-    pre = snapshot_run(args.policy, out / "pre")  # the source run may still be training
+    earlier = earlier_run(out, args) if args.asap_rounds > 1 else None
+    # The source run may still be training: round 1 of an earlier run keeps the snapshot it was made from.
+    pre = out / "pre" if earlier is not None else snapshot_run(args.policy, out / "pre")
     vanilla = load_policy(pre)
     nominal = build_real_model("nominal", vanilla.env_cfg.sim)
     refs = load_references(args.motion, nominal, load_robot_spec(), args.clip)
@@ -549,11 +789,12 @@ def main(argv: list[str] | None = None) -> dict:
         "args": vars(args),
         "clip": args.clip or (refs[0].name if len(refs) == 1 else Path(args.motion).stem),
         "policy_iteration": vanilla.iteration,
-        "robots": {},
+        "robots": {} if earlier is None else dict(earlier["robots"]),  # robots not run now keep their tables
     }
     title = f"{summary['clip']}: fine-tuned policies deployed alone ({len(args.seeds.split(','))} seeds)"
     for real in robots:  # the files are rewritten after each robot: a long run leaves the finished robots' tables
-        summary["robots"][real] = run_robot(args, real, out / robot_folder(real), pre, vanilla, refs, nominal)
+        done = first_round_of(earlier, real, args)
+        summary["robots"][real] = run_robot(args, real, out / robot_folder(real), pre, vanilla, refs, nominal, done)
         atomic_write(out / "table4.json", lambda tmp: tmp.write_text(json.dumps(summary, indent=2, default=float)))
         plot(summary["robots"], out / "table4.png", title)
     print(f"\nwrote {out / 'table4.json'}, {out / 'table4.png'}")

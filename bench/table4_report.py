@@ -22,14 +22,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from table4_stats import (
-    COMPARED,
-    ORDER,
     SHARE_METRICS,
     Clip,
     GapShare,
+    compared_pairs,
     episode_samples,
     format_share,
     gap_share,
+    method_order,
+    parse_round,
     share_difference,
 )
 
@@ -61,6 +62,10 @@ def load_tables(paths: list[Path]) -> list[dict]:
             raise ReportError(f"{path}: not a table4.json of bench_table4.py with robots (no 'robots'/'clip' key)")
         for real, summary in data["robots"].items():
             for name, rows in summary["results"].items():
+                try:
+                    parse_round(name)
+                except ValueError as exc:
+                    raise ReportError(f"{path}: {real}: {exc}") from exc
                 if any("episodes" not in row for row in rows):
                     raise ReportError(f"{path}: {real} {name} has no per-episode results (an older bench run)")
         tables.append({**data, "path": str(path)})
@@ -80,7 +85,7 @@ def _clip_samples(summary: dict, key: str) -> Clip:
 def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[str], dict]:
     """Markdown lines of one robot's table and its pooled shares (metric → method → GapShare)."""
     runs = [(run_label(t), t["robots"][real]) for t in tables if real in t["robots"]]
-    methods = [m for m in ORDER if any(m in s["results"] for _, s in runs)]
+    methods = method_order({m for _, s in runs for m in s["results"]})
     share_cols = " | ".join(f"{SHARE_LABELS[k]} gap closed" for k in SHARE_METRICS)
     lines = [
         f"### {real}",
@@ -128,7 +133,7 @@ def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[s
 def differences(runs: list[tuple[str, dict]], has_oracle: list[bool], replicates: int) -> list[str]:
     """Lines of the paired differences of gap shares (ASAP − SysID, ...) per clip and pooled, where both ran."""
     lines = []
-    for a, b in COMPARED:
+    for a, b in compared_pairs({m for _, s in runs for m in s["results"]}):
         usable = [(c, s) for (c, s), ok in zip(runs, has_oracle) if ok and a in s["results"] and b in s["results"]]
         if not usable:
             continue
@@ -167,7 +172,8 @@ def plot(tables: list[dict], robots: list[str], path: Path, replicates: int) -> 
     for ax, real in zip(axes[0], robots):
         runs = [t["robots"][real] for t in tables if real in t["robots"]]
         runs = [s for s in runs if "Vanilla" in s["results"] and "Oracle" in s["results"]]
-        methods = [m for m in ORDER[1:-1] if runs and all(m in s["results"] for s in runs)]
+        names = method_order({m for s in runs for m in s["results"]} - {"Vanilla", "Oracle"})
+        methods = [m for m in names if all(m in s["results"] for s in runs)]
         width = 0.8 / len(SHARE_METRICS)
         for j, key in enumerate(SHARE_METRICS):
             x = np.arange(len(methods)) + (j - (len(SHARE_METRICS) - 1) / 2) * width

@@ -178,6 +178,44 @@ ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP"
 """Table IV's methods in row order."""
 COMPARED = (("ASAP", "SysID"), ("ASAP", "Continued"))
 """Pairs whose difference of gap shares gets its own paired interval (the paper's question: does Δa beat SysID)."""
+ROUND_METHODS = ("SysID", "ASAP")
+"""Methods whose correction is fitted on "real" rollouts, so a later round can collect with their fine-tuned policy,
+refit on every round's rollouts and fine-tune again (rows "ASAP r2", "SysID r2", ...)."""
+
+
+def round_name(method: str, k: int) -> str:
+    """Table row of ``method``'s round ``k`` ('ASAP' for round 1, 'ASAP r2' for round 2)."""
+    return method if k == 1 else f"{method} r{k}"
+
+
+def parse_round(name: str) -> tuple[str, int]:
+    """'ASAP r2' → ('ASAP', 2), 'SysID' → ('SysID', 1); ValueError for a name that is no Table IV row."""
+    method, later, suffix = name.partition(" r")
+    k = 1 if not later else int(suffix) if suffix.isdigit() else 0
+    if method not in ORDER or (later and (k < 2 or method not in ROUND_METHODS)):
+        raise ValueError(f"{name!r} is not a Table IV method ({', '.join(ORDER)}, or 'ASAP r2', 'SysID r2', ...)")
+    return method, k
+
+
+def method_order(names) -> list[str]:
+    """``names`` in Table IV's row order, each later round right after its method's earlier ones."""
+    return sorted(names, key=lambda n: (ORDER.index(parse_round(n)[0]), parse_round(n)[1]))
+
+
+def compared_pairs(names) -> list[tuple[str, str]]:
+    """The paired differences to report among ``names``: :data:`COMPARED`, and for every later ASAP round its gain
+    over the round before and its difference to SysID's round of the same budget."""
+    present = set(names)
+    pairs = [(a, b) for a, b in COMPARED if a in present and b in present]
+    for name in method_order(present):
+        method, k = parse_round(name)
+        if method == "ASAP" and k > 1:
+            pairs.append((name, round_name(method, k - 1)))
+            if round_name("SysID", k) in present:
+                pairs.append((name, round_name("SysID", k)))
+    return pairs
+
+
 SHARE_METRICS = ("success_rate", "eg_mpjpe_mm", "completion")
 """The metrics whose gap shares Table IV reports."""
 FRAME_WEIGHTED = ("eg_mpjpe_mm",)
