@@ -30,6 +30,13 @@ rollouts of several policies; this clip's own rollouts are always among them. Wr
 fits, per-seed and per-episode results, gap shares and intervals, fine-tuning wall and CPU seconds) and
 ``table4.png`` (one row per robot) to the output folder; ``bench/table4_report.py`` pools several of them (one per
 clip).
+
+With ``--asap-rounds N`` (N ≥ 2) the loop goes round again, per seed: round k rolls round k − 1's fine-tuned ASAP
+policy out in the robot (``--episodes`` rollouts, the same start phases), refits Δa on every round's rollouts so
+far, and fine-tunes round k − 1's policy for ``--iterations`` more in the nominal simulator with the new Δa (row
+"ASAP rk"). SysID, if it ran, gets the same extra budget from its own fine-tuned policies ("SysID rk"). Each row
+is evaluated on the same matched episodes and its budget (rollouts, iterations in all) is written with it. An
+output folder that already holds round 1 with the same settings keeps it: only the later rounds are computed.
 """
 
 from __future__ import annotations

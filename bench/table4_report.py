@@ -126,8 +126,22 @@ def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[s
             lines.append(row(f"**{label}**", name, means, shares))
     if any("†" in line for line in lines):
         lines += ["", NO_GAIN_NOTE]
+    lines += budgets(runs)
     lines += differences(runs, has_oracle, replicates)
     return lines + [""], pooled
+
+
+def budgets(runs: list[tuple[str, dict]]) -> list[str]:
+    """Lines of the budgets per seed of runs with later rounds (fitting rollouts, fine-tuning iterations in all)."""
+    lines = []
+    for clip, summary in runs:
+        if "budget" in summary:
+            cells = [
+                f"{name} {b['fitting_rollouts']} rollouts + {b['finetune_iterations']} it."
+                for name, b in summary["budget"].items()
+            ]
+            lines.append(f"- {clip}, budget per seed (fitting rollouts, fine-tuning iterations): " + ", ".join(cells))
+    return ["", *lines] if lines else []
 
 
 def differences(runs: list[tuple[str, dict]], has_oracle: list[bool], replicates: int) -> list[str]:

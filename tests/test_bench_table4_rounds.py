@@ -97,6 +97,7 @@ def test_the_table_gains_the_new_rows_with_budgets_and_shares(rounds):
     text, _, _ = table4_report.report([tmp / "run" / "table4.json"], replicates=50)
     assert "| ASAP r2 |" in text and "| SysID r2 |" in text
     assert "ASAP r2 − SysID r2, difference of their shares" in text
+    assert f"ASAP r2 {2 * EPISODES} rollouts + {2 * ITERATIONS} it." in text
 
 
 PAIRS = [("ASAP", "SysID"), ("ASAP r2", "ASAP"), ("ASAP r2", "SysID r2")]
