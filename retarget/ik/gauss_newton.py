@@ -21,7 +21,6 @@ import numpy as np
 
 from retarget.ik import banded, kernel
 from retarget.ik.banded import (
-    TILE,
     band_backward,
     band_cholesky,
     band_forward_many,
@@ -45,18 +44,15 @@ def assemble_band(H, damping, acc_penalty, smoothed, band):
     """`band` (see :mod:`retarget.ik.banded`; bandwidth 2n) ← blockdiag(H_t) + damping·I + acc_penalty·D2ᵀD2 on
     the coordinates where `smoothed` (n,) is True (D2: second differences over frames)."""
     T, n = H.shape[0], H.shape[1]
-    U = band.shape[1] - TILE
     band[:, :] = 0.0
     for t in range(T):
-        for a in range(n):
-            i = t * n + a
-            off = U - TILE * (i // TILE)  # storage column of matrix column j is j + off
-            row = band[i]
-            for b in range(a + 1):
-                row[t * n + b + off] = H[t, a, b]
-            row[i + off] += damping
-    for i in range(T * n, band.shape[0]):
-        band[i, i + U - TILE * (i // TILE)] = 1.0  # padding rows: the identity
+        for b in range(n):
+            column = band[t * n + b]  # column t n + b of the matrix: rows t n + a, a ≥ b, at offsets a − b
+            for a in range(b, n):
+                column[a - b] = H[t, a, b]
+            column[0] += damping
+    for j in range(T * n, band.shape[0]):
+        band[j, 0] = 1.0  # padding columns: the identity
     if T < 3 or acc_penalty <= 0.0:
         return
     for t in range(T):
@@ -71,13 +67,11 @@ def assemble_band(H, damping, acc_penalty, smoothed, band):
             if not smoothed[d]:
                 continue
             i = t * n + d
-            off = U - TILE * (i // TILE)
-            row = band[i]
-            row[i + off] += acc_penalty * d0
+            band[i, 0] += acc_penalty * d0
             if t >= 1:
-                row[i - n + off] += acc_penalty * d1
+                band[i - n, n] += acc_penalty * d1  # row i of column i − n
             if t >= 2:
-                row[i - 2 * n + off] += acc_penalty
+                band[i - 2 * n, 2 * n] += acc_penalty
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -162,8 +156,8 @@ def pin_to_limits(
     it, the other coordinates compensating; `pinned` (T, D) ← those joints.
 
     Few (the usual case): the equality-constrained solution from the same factor, x = x₀ + A⁻¹E λ with
-    (EᵀA⁻¹E) λ = y − Eᵀx₀; with Y = L⁻¹E, EᵀA⁻¹E = YᵀY and A⁻¹Eλ = L⁻ᵀ(Yλ), so only forward solves (four
-    pins at a time, :func:`retarget.ik.banded.band_forward_many`) and one backward solve. Many: stiff springs
+    (EᵀA⁻¹E) λ = y − Eᵀx₀; with Y = L⁻¹E, EᵀA⁻¹E = YᵀY and A⁻¹Eλ = L⁻ᵀ(Yλ), so only forward solves (all
+    pins at once, :func:`retarget.ik.banded.band_forward_many`) and one backward solve. Many: stiff springs
     in H and g and a new factorisation."""
     T, D = dof.shape
     n = 6 + D
@@ -195,7 +189,7 @@ def pin_to_limits(
         linear_step(H, g, root_pos, dof, smoothed, damping, acc_penalty, band, inv_diag, step)
         return
     N = band.shape[0]
-    Y = np.zeros((-(-count // TILE) * TILE, N))  # rows past `count` stay zero (and solve to zero)
+    Y = np.zeros((count, N))
     first = N
     for j in range(count):
         Y[j, index[j]] = 1.0
