@@ -141,3 +141,15 @@ def test_a_cached_caller_recompiles_when_a_callee_module_changes(tmp_path):
     assert subprocess.run(run, capture_output=True, text=True, check=True).stdout.strip() == "1.0"
     (package / "callee.py").write_text("import numba\n@numba.njit(cache=True)\ndef value():\n    return 2.0\n")
     assert subprocess.run(run, capture_output=True, text=True, check=True).stdout.strip() == "2.0"
+
+
+def test_the_slp_vectorizer_is_on_only_inside_its_block():
+    from numba.core import config
+
+    before = config.SLP_VECTORIZE
+    with aot.slp_vectorizer():
+        assert config.SLP_VECTORIZE == 1
+    assert config.SLP_VECTORIZE == before
+    with pytest.raises(RuntimeError), aot.slp_vectorizer():
+        raise RuntimeError("a failed compilation")
+    assert config.SLP_VECTORIZE == before
