@@ -93,7 +93,6 @@ def per_iteration_table(clip: Path) -> None:
     """Microseconds per frame of each piece of one Gauss-Newton iteration, on `clip`'s problem at its solution."""
     from retarget import pipeline
     from retarget.ik import banded, gauss_newton
-    from retarget.ik.aot import slp_vectorizer
     from retarget.ik.kernel import normal_equations
     from retarget.ik.sequence import WholeSequenceIK
     from retarget.rotations import quat_to_matrix
@@ -141,15 +140,6 @@ def per_iteration_table(clip: Path) -> None:
             h, gg, rp, rr, d, hd, solver.lower, solver.upper, mask, settings, *gauss_newton.work_arrays(T, n)
         )
 
-    # Compiled afresh as the pass is, with LLVM's SLP vectorizer (retarget.ik.aot.slp_vectorizer): a copy in
-    # numba's cache may come from a direct call compiled without it.
-    whole_step()
-    banded.band_solve(factored.copy(), inv_diag, step)
-    # Callees first: a caller links the machine code its callees have.
-    compiled = (banded._panel_dots, normal_equations, gauss_newton.assemble_band, banded.band_cholesky)
-    with slp_vectorizer():
-        for function in (*compiled, banded.band_solve, gauss_newton.gauss_newton_step):
-            function.recompile()
     copy_cost = _median_seconds(lambda: tuple(a.copy() for a in copies))
     band_copy_cost = _median_seconds(band.copy)
     pieces = {

@@ -16,7 +16,6 @@ C/C++ compiler), or ahead of time with ``python -m retarget.ik.aot``. Where it c
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import importlib.machinery
@@ -26,7 +25,7 @@ import platform
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -130,10 +129,8 @@ def pass_function() -> Callable:
     module = _compiled_module() if _switched_on() else None
     if module is not None:
         return module.solve_pass_flat
-    from retarget.ik.gauss_newton import FLAT_SIGNATURE, solve_pass_flat
+    from retarget.ik.gauss_newton import solve_pass_flat
 
-    with slp_vectorizer():
-        solve_pass_flat.compile(FLAT_SIGNATURE)
     return solve_pass_flat
 
 
@@ -144,27 +141,9 @@ def forward_function() -> Callable:
     module = _compiled_module() if _switched_on() else None
     if module is not None:
         return module.tracked_forward_flat
-    from retarget.ik.gauss_newton import FORWARD_SIGNATURE, tracked_forward_flat
+    from retarget.ik.gauss_newton import tracked_forward_flat
 
-    with slp_vectorizer():
-        tracked_forward_flat.compile(FORWARD_SIGNATURE)
     return tracked_forward_flat
-
-
-@contextlib.contextmanager
-def slp_vectorizer() -> Iterator[None]:
-    """numba compiles with LLVM's SLP vectorizer on while inside (numba leaves it off by default). The banded
-    factorisation's panel kernel (:func:`retarget.ik.banded._panel_dots`) relies on it to pack its 64
-    accumulators into vector registers: twice as fast as the row-stored tiles it replaced with it, twice as
-    slow without it. Only the compilations inside are affected; numba's setting is restored after."""
-    from numba.core import config
-
-    saved = config.SLP_VECTORIZE
-    config.SLP_VECTORIZE = 1
-    try:
-        yield
-    finally:
-        config.SLP_VECTORIZE = saved
 
 
 def _build_once() -> ModuleType | None:
@@ -217,8 +196,7 @@ def build(directories: list[Path] | None = None) -> Path:
                 cc.verbose = False
                 cc.export("solve_pass_flat", FLAT_SIGNATURE)(solve_pass_flat.py_func)
                 cc.export("tracked_forward_flat", FORWARD_SIGNATURE)(tracked_forward_flat.py_func)
-                with slp_vectorizer():
-                    cc.compile()
+                cc.compile()
                 final = directory / _file_name(name)
                 os.replace(Path(tmp) / cc.output_file, final)
             if directory == _HERE / "__pycache__":

@@ -12,17 +12,21 @@ column of L contiguous, four columns of L are computed at once, 16 rows at a tim
 columns m of (16 rows of column m) × (4 entries of row j of L): every multiply-add goes into one of 64
 accumulators held in eight 8-wide registers, with no horizontal sums (the row-stored 4 × 4 tiles used before
 spent as many instructions summing their 16 inner products across vector lanes as multiplying: 7.3-8.8 against
-3.5-4.1 µs per frame on the same matrices, the IK's shape; LAPACK's ``dpbtrf``, 12.9-13.3). That packing needs
-LLVM's SLP vectorizer, which numba leaves off: the ahead-of-time build (:mod:`retarget.ik.aot`) and the JIT
-fallback switch it on while they compile the pass. Compiled without it (a direct JIT call of these functions),
-the same code runs scalar, about twice as slow as the tiles, with the same results.
+3.5-4.1 µs per frame on the same matrices, the IK's shape; LAPACK's ``dpbtrf``, 12.9-13.3). That packing is done by
+LLVM's SLP vectorizer, which numba leaves off by default: importing this module switches it on for the process
+(numba's ``SLP_VECTORIZE``), before any of these functions is compiled (numba's JIT, or the ahead-of-time build
+in :mod:`retarget.ik.aot`). It only vectorises independent operations, so no result changes; without it the
+panel runs scalar, three times slower than the tiles.
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.core import config as numba_config
 
+# Before anything here is compiled (see the module docstring); read by numba whenever it optimises a function.
+numba_config.SLP_VECTORIZE = 1
 _CACHE = True
 TILE = 4
 """Columns of L computed together (the diagonal block factored by hand)."""
@@ -227,53 +231,77 @@ def band_cholesky(band, inv_diag) -> bool:
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
-def band_forward(band, inv_diag, b, start):
-    """b (N₄,) ← L⁻¹ b in place, for b zero before index `start` (0: any b): column by column, each solved
-    unknown removed from the later equations (a contiguous update along the column)."""
+def _forward_block(band, inv_diag, y, j0) -> bool:
+    """Forward substitution for the four unknowns j0..j0 + 3 of y (N₄,) with the diagonal block of columns
+    J = j0..j0 + 3, then y[i] −= L[i, J] y[J] for the rows i below it in the band: one pass over them for the
+    four columns (four multiply-adds per load and store of y). False, touching nothing, when y[J] is zero."""
     N4, u = band.shape[0], band.shape[1] - PANEL_ROWS
-    for j in range(start, N4):
-        x = b[j] * inv_diag[j]
-        b[j] = x
-        column = band[j]
-        for k in range(1, min(u, N4 - 1 - j) + 1):
-            b[j + k] -= x * column[k]
+    C0, C1, C2, C3 = band[j0], band[j0 + 1], band[j0 + 2], band[j0 + 3]
+    if y[j0] == 0.0 and y[j0 + 1] == 0.0 and y[j0 + 2] == 0.0 and y[j0 + 3] == 0.0:
+        return False
+    x0 = y[j0] * inv_diag[j0]
+    x1 = (y[j0 + 1] - C0[1] * x0) * inv_diag[j0 + 1]
+    x2 = (y[j0 + 2] - C0[2] * x0 - C1[1] * x1) * inv_diag[j0 + 2]
+    x3 = (y[j0 + 3] - C0[3] * x0 - C1[2] * x1 - C2[1] * x2) * inv_diag[j0 + 3]
+    y[j0], y[j0 + 1], y[j0 + 2], y[j0 + 3] = x0, x1, x2, x3
+    # Rows j0 + 4 on, as views that start there (indices from 0 vectorise; rows past j0 + c + u read the zeros
+    # past the band of column j0 + c).
+    below = y[j0 + TILE : min(N4, j0 + TILE + u)]
+    L0, L1, L2, L3 = C0[TILE:], C1[TILE - 1 :], C2[TILE - 2 :], C3[TILE - 3 :]
+    for m in range(below.shape[0]):
+        below[m] -= L0[m] * x0 + L1[m] * x1 + L2[m] * x2 + L3[m] * x3
+    return True
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def band_forward(band, inv_diag, b, start):
+    """b (N₄,) ← L⁻¹ b in place, for b zero before index `start` (0: any b): four columns of L at a time, each
+    block's solved unknowns removed from the later equations in one pass along the columns."""
+    for j0 in range(TILE * (start // TILE), band.shape[0], TILE):
+        _forward_block(band, inv_diag, b, j0)
 
 
 @numba.njit(cache=_CACHE, fastmath=True)
-def _dot_column(column, b, j, length):
-    """Σ_k column[k] · b[j + k] over 1 ≤ k ≤ length (reassociated so that it vectorises)."""
-    s = 0.0
-    for k in range(1, length + 1):
-        s += column[k] * b[j + k]
-    return s
+def _four_column_dots(band, j0, b, end, S):
+    """S[c] = Σ_i L[i, j0 + c] · b[i] over j0 + 4 ≤ i < end, for c < 4 (sharing the loads of b; reassociated so
+    that it vectorises)."""
+    below = b[j0 + TILE : end]
+    L0, L1, L2, L3 = band[j0, TILE:], band[j0 + 1, TILE - 1 :], band[j0 + 2, TILE - 2 :], band[j0 + 3, TILE - 3 :]
+    s0 = s1 = s2 = s3 = 0.0
+    for m in range(below.shape[0]):
+        v = below[m]
+        s0 += L0[m] * v
+        s1 += L1[m] * v
+        s2 += L2[m] * v
+        s3 += L3[m] * v
+    S[0], S[1], S[2], S[3] = s0, s1, s2, s3
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def band_backward(band, inv_diag, b):
-    """b (N₄,) ← L⁻ᵀ b in place: the last unknown first, each an inner product with its column of L."""
+    """b (N₄,) ← L⁻ᵀ b in place, four unknowns at a time from the last: their equations' sums over the
+    later unknowns (four inner products along the columns of L), then the 4 × 4 diagonal block."""
     N4, u = band.shape[0], band.shape[1] - PANEL_ROWS
-    for j in range(N4 - 1, -1, -1):
-        b[j] = (b[j] - _dot_column(band[j], b, j, min(u, N4 - 1 - j))) * inv_diag[j]
+    S = np.empty(TILE)
+    for j0 in range(N4 - TILE, -1, -TILE):
+        C0, C1, C2 = band[j0], band[j0 + 1], band[j0 + 2]
+        _four_column_dots(band, j0, b, min(N4, j0 + TILE + u), S)
+        x3 = (b[j0 + 3] - S[3]) * inv_diag[j0 + 3]
+        x2 = (b[j0 + 2] - S[2] - C2[1] * x3) * inv_diag[j0 + 2]
+        x1 = (b[j0 + 1] - S[1] - C1[1] * x2 - C1[2] * x3) * inv_diag[j0 + 1]
+        x0 = (b[j0] - S[0] - C0[1] * x1 - C0[2] * x2 - C0[3] * x3) * inv_diag[j0]
+        b[j0], b[j0 + 1], b[j0 + 2], b[j0 + 3] = x0, x1, x2, x3
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def band_forward_many(band, inv_diag, Y, start):
     """Each row of Y (k, N₄) ← L⁻¹ of itself in place, for rows zero before index `start`: what the low-rank
-    correction for joints pinned at their limits needs (one right-hand side per pinned joint). Column by column
-    for all rows, so each column of L is loaded once for all of them; a row whose unknown is still zero (a unit
-    vector before its own index) skips the column."""
-    N4, u = band.shape[0], band.shape[1] - PANEL_ROWS
-    for j in range(start, N4):
-        column, d = band[j], inv_diag[j]
-        end = min(u, N4 - 1 - j)
+    correction for joints pinned at their limits needs (one right-hand side per pinned joint). Four columns of
+    L at a time for all rows, so each block of L is loaded once for all of them; a row still zero there (a unit
+    vector before its own index) skips the block."""
+    for j0 in range(TILE * (start // TILE), band.shape[0], TILE):
         for r in range(Y.shape[0]):
-            y = Y[r]
-            x = y[j] * d
-            y[j] = x
-            if x == 0.0:
-                continue
-            for k in range(1, end + 1):
-                y[j + k] -= x * column[k]
+            _forward_block(band, inv_diag, Y[r], j0)
 
 
 @numba.njit(cache=_CACHE, fastmath=False)

@@ -85,27 +85,30 @@ def smoothing_rhs(g, root_pos, dof, smoothed, acc_penalty, rhs):
             rhs[t * n + c] = g[t, c]
     if T < 3 or acc_penalty <= 0.0:
         return
+    # The second differences D2 x, frame by frame (contiguous rows, no branch per coordinate), then D2ᵀ of them.
+    D = dof.shape[1]
+    second = np.zeros((T - 2, n))
+    for k in range(T - 2):
+        row = second[k]
+        for c in range(3):
+            row[c] = root_pos[k, c] - 2.0 * root_pos[k + 1, c] + root_pos[k + 2, c]
+        for d in range(D):
+            row[6 + d] = dof[k, d] - 2.0 * dof[k + 1, d] + dof[k + 2, d]
     for c in range(n):
         if not smoothed[c] or (3 <= c < 6):
-            continue
-        for t in range(T):
-            # Σ over the second differences k touching frame t, in the order k = t, t − 1, t − 2.
+            second[:, c] = 0.0
+    for t in range(T):
+        # Σ over the second differences k touching frame t, in the order k = t, t − 1, t − 2.
+        out = rhs[t * n : (t + 1) * n]
+        for c in range(n):
             grad = 0.0
             if t <= T - 3:
-                grad += _second_difference(root_pos, dof, t, c)
+                grad += second[t, c]
             if 1 <= t <= T - 2:
-                grad -= 2.0 * _second_difference(root_pos, dof, t - 1, c)
+                grad -= 2.0 * second[t - 1, c]
             if t >= 2:
-                grad += _second_difference(root_pos, dof, t - 2, c)
-            rhs[t * n + c] -= acc_penalty * grad
-
-
-@numba.njit(cache=_CACHE, fastmath=False)
-def _second_difference(root_pos, dof, k, c):
-    """x[k] − 2 x[k + 1] + x[k + 2] of coordinate c (root position or joint)."""
-    if c < 3:
-        return root_pos[k, c] - 2.0 * root_pos[k + 1, c] + root_pos[k + 2, c]
-    return dof[k, c - 6] - 2.0 * dof[k + 1, c - 6] + dof[k + 2, c - 6]
+                grad += second[t - 2, c]
+            out[c] -= acc_penalty * grad
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
