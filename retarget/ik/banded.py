@@ -231,26 +231,56 @@ def band_cholesky(band, inv_diag) -> bool:
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
-def _forward_block(band, inv_diag, y, j0) -> bool:
-    """Forward substitution for the four unknowns j0..j0 + 3 of y (N₄,) with the diagonal block of columns
-    J = j0..j0 + 3, then y[i] −= L[i, J] y[J] for the rows i below it in the band: one pass over them for the
-    four columns (four multiply-adds per load and store of y). False, touching nothing, when y[J] is zero."""
-    N4, u = band.shape[0], band.shape[1] - PANEL_ROWS
-    C0, C1, C2, C3 = band[j0], band[j0 + 1], band[j0 + 2], band[j0 + 3]
-    if y[j0] == 0.0 and y[j0 + 1] == 0.0 and y[j0 + 2] == 0.0 and y[j0 + 3] == 0.0:
-        return False
+def _diagonal_forward(band, inv_diag, y, j0):
+    """y[J] ← L[J, J]⁻¹ y[J] for J = j0..j0 + 3 (the diagonal block's forward substitution); returns y[J]."""
+    C0, C1, C2 = band[j0], band[j0 + 1], band[j0 + 2]
     x0 = y[j0] * inv_diag[j0]
     x1 = (y[j0 + 1] - C0[1] * x0) * inv_diag[j0 + 1]
     x2 = (y[j0 + 2] - C0[2] * x0 - C1[1] * x1) * inv_diag[j0 + 2]
     x3 = (y[j0 + 3] - C0[3] * x0 - C1[2] * x1 - C2[1] * x2) * inv_diag[j0 + 3]
     y[j0], y[j0 + 1], y[j0 + 2], y[j0 + 3] = x0, x1, x2, x3
+    return x0, x1, x2, x3
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _forward_block(band, inv_diag, y, j0):
+    """Forward substitution for the four unknowns j0..j0 + 3 of y (N₄,) with the diagonal block of columns
+    J = j0..j0 + 3, then y[i] −= L[i, J] y[J] for the rows i below it in the band: one pass over them for the
+    four columns (four multiply-adds per load and store of y)."""
+    N4, u = band.shape[0], band.shape[1] - PANEL_ROWS
+    x0, x1, x2, x3 = _diagonal_forward(band, inv_diag, y, j0)
     # Rows j0 + 4 on, as views that start there (indices from 0 vectorise; rows past j0 + c + u read the zeros
     # past the band of column j0 + c).
     below = y[j0 + TILE : min(N4, j0 + TILE + u)]
-    L0, L1, L2, L3 = C0[TILE:], C1[TILE - 1 :], C2[TILE - 2 :], C3[TILE - 3 :]
+    L0, L1, L2, L3 = band[j0, TILE:], band[j0 + 1, TILE - 1 :], band[j0 + 2, TILE - 2 :], band[j0 + 3, TILE - 3 :]
     for m in range(below.shape[0]):
         below[m] -= L0[m] * x0 + L1[m] * x1 + L2[m] * x2 + L3[m] * x3
-    return True
+
+
+@numba.njit(cache=_CACHE, fastmath=False)
+def _forward_block_four(band, inv_diag, Y, r0, j0):
+    """:func:`_forward_block` for rows r0..r0 + 3 of Y at once, sharing each load of L (the same arithmetic per
+    row, so the same results); nothing to do while the four rows are zero there."""
+    N4, u = band.shape[0], band.shape[1] - PANEL_ROWS
+    Y0, Y1, Y2, Y3 = Y[r0], Y[r0 + 1], Y[r0 + 2], Y[r0 + 3]
+    zero = True
+    for c in range(TILE):
+        zero = zero and Y0[j0 + c] == 0.0 and Y1[j0 + c] == 0.0 and Y2[j0 + c] == 0.0 and Y3[j0 + c] == 0.0
+    if zero:
+        return
+    a0, a1, a2, a3 = _diagonal_forward(band, inv_diag, Y0, j0)
+    b0, b1, b2, b3 = _diagonal_forward(band, inv_diag, Y1, j0)
+    c0, c1, c2, c3 = _diagonal_forward(band, inv_diag, Y2, j0)
+    d0, d1, d2, d3 = _diagonal_forward(band, inv_diag, Y3, j0)
+    end = min(N4, j0 + TILE + u)
+    B0, B1, B2, B3 = Y0[j0 + TILE : end], Y1[j0 + TILE : end], Y2[j0 + TILE : end], Y3[j0 + TILE : end]
+    L0, L1, L2, L3 = band[j0, TILE:], band[j0 + 1, TILE - 1 :], band[j0 + 2, TILE - 2 :], band[j0 + 3, TILE - 3 :]
+    for m in range(B0.shape[0]):
+        l0, l1, l2, l3 = L0[m], L1[m], L2[m], L3[m]
+        B0[m] -= l0 * a0 + l1 * a1 + l2 * a2 + l3 * a3
+        B1[m] -= l0 * b0 + l1 * b1 + l2 * b2 + l3 * b3
+        B2[m] -= l0 * c0 + l1 * c1 + l2 * c2 + l3 * c3
+        B3[m] -= l0 * d0 + l1 * d1 + l2 * d2 + l3 * d3
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -295,13 +325,13 @@ def band_backward(band, inv_diag, b):
 
 @numba.njit(cache=_CACHE, fastmath=False)
 def band_forward_many(band, inv_diag, Y, start):
-    """Each row of Y (k, N₄) ← L⁻¹ of itself in place, for rows zero before index `start`: what the low-rank
-    correction for joints pinned at their limits needs (one right-hand side per pinned joint). Four columns of
-    L at a time for all rows, so each block of L is loaded once for all of them; a row still zero there (a unit
-    vector before its own index) skips the block."""
+    """Each row of Y (k₄, N₄; k₄ a multiple of 4) ← L⁻¹ of itself in place, for rows zero before index `start`:
+    what the low-rank correction for joints pinned at their limits needs (one right-hand side per pinned joint).
+    Four columns of L and four rows of Y at a time (:func:`_forward_block_four`), each block of L loaded once
+    for all rows; rows still zero there (unit vectors before their own index) skip the block."""
     for j0 in range(TILE * (start // TILE), band.shape[0], TILE):
-        for r in range(Y.shape[0]):
-            _forward_block(band, inv_diag, Y[r], j0)
+        for r0 in range(0, Y.shape[0], TILE):
+            _forward_block_four(band, inv_diag, Y, r0, j0)
 
 
 @numba.njit(cache=_CACHE, fastmath=False)

@@ -21,6 +21,7 @@ import numpy as np
 
 from retarget.ik import banded, kernel
 from retarget.ik.banded import (
+    TILE,
     band_backward,
     band_cholesky,
     band_forward_many,
@@ -159,8 +160,8 @@ def pin_to_limits(
     it, the other coordinates compensating; `pinned` (T, D) ← those joints.
 
     Few (the usual case): the equality-constrained solution from the same factor, x = x₀ + A⁻¹E λ with
-    (EᵀA⁻¹E) λ = y − Eᵀx₀; with Y = L⁻¹E, EᵀA⁻¹E = YᵀY and A⁻¹Eλ = L⁻ᵀ(Yλ), so only forward solves (all
-    pins at once, :func:`retarget.ik.banded.band_forward_many`) and one backward solve. Many: stiff springs
+    (EᵀA⁻¹E) λ = y − Eᵀx₀; with Y = L⁻¹E, EᵀA⁻¹E = YᵀY and A⁻¹Eλ = L⁻ᵀ(Yλ), so only forward solves (four
+    pins at a time, :func:`retarget.ik.banded.band_forward_many`) and one backward solve. Many: stiff springs
     in H and g and a new factorisation."""
     T, D = dof.shape
     n = 6 + D
@@ -192,7 +193,7 @@ def pin_to_limits(
         linear_step(H, g, root_pos, dof, smoothed, damping, acc_penalty, band, inv_diag, step)
         return
     N = band.shape[0]
-    Y = np.zeros((count, N))
+    Y = np.zeros((-(-count // TILE) * TILE, N))  # rows past `count` stay zero (and solve to zero)
     first = N
     for j in range(count):
         Y[j, index[j]] = 1.0
