@@ -26,7 +26,8 @@ import numpy as np
 from numba.core import config as numba_config
 
 # Before anything here is compiled (see the module docstring); read by numba whenever it optimises a function.
-numba_config.SLP_VECTORIZE = 1
+# numba's config module creates its settings at run time, hence the ignore.
+numba_config.SLP_VECTORIZE = 1  # type: ignore[attr-defined]
 _CACHE = True
 TILE = 4
 """Columns of L computed together (the diagonal block factored by hand)."""
