@@ -75,15 +75,7 @@ def train_track(
     run_dir.mkdir(parents=True, exist_ok=True)  # only once the motion is known to be usable
     with FolderLock(run_dir, TRAIN_LOCK, "training", ConfigError):  # two runs interleaving one folder
         env = TrackingEnv(refs, num_envs, env_cfg, seed=seed, model=model)
-        config = {
-            "motion": str(Path(library).resolve()),
-            "clip": clip,
-            "clips": [r.name for r in refs],
-            "num_envs": num_envs,
-            "seed": seed,
-            "env": to_jsonable(env_cfg),
-            "ppo": to_jsonable(ppo_cfg),
-        }
+        config = run_config(library, clip, [r.name for r in refs], num_envs, seed, env_cfg, ppo_cfg)
         atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
         runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"]})
         resumed = newest_checkpoint(run_dir)
@@ -95,6 +87,27 @@ def train_track(
         )
         plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
     return TrainResult(run_dir, rows, resumed)
+
+
+def run_config(
+    library: str | Path,
+    clip: str | None,
+    clips: list[str],
+    num_envs: int,
+    seed: int,
+    env_cfg: TrackingEnvConfig,
+    ppo_cfg: PPOConfig,
+) -> dict:
+    """The keys of a training run's config.json that every PPO backend writes."""
+    return {
+        "motion": str(Path(library).resolve()),
+        "clip": clip,
+        "clips": clips,
+        "num_envs": num_envs,
+        "seed": seed,
+        "env": to_jsonable(env_cfg),
+        "ppo": to_jsonable(ppo_cfg),
+    }
 
 
 def plot_learning_curve(csv_path: Path, png_path: Path) -> Path | None:
