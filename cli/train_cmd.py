@@ -78,13 +78,18 @@ def track(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from retarget.atomic_io import check_output_folder
+    from retarget.errors import ConfigError
+    from retarget.folder_lock import FolderLock
     from trainers.config import ActionOffset, TrackingEnvConfig
-    from trainers.train import train_track
+    from trainers.train import TRAIN_LOCK, train_track
 
     if ppo == "rsl-rl":  # same signature and rows; checkpoints are rsl_rl's model_<it>.pt
         from trainers.rsl_rl_train import train_track_rsl_rl as train_track
 
     check_output_folder(output)  # also checked by the trainer; here so the refusal comes before the progress bar
+    if output.is_dir():
+        with FolderLock(output, TRAIN_LOCK, "training", ConfigError):  # likewise: held again while training
+            pass
     cfg = TrackingEnvConfig()
     cfg = dataclasses.replace(
         cfg,

@@ -39,6 +39,11 @@ def test_factor_and_solve_match_dense_numpy(size, bandwidth):
     L = band_to_dense(band, size)
     np.testing.assert_allclose(L, np.linalg.cholesky(A), atol=1e-10 * np.abs(L).max())
     np.testing.assert_allclose(inv_diag[:size], 1.0 / np.diag(L))
+    # The zeros past the band (each column's next 16 entries) stay zero: the factorisation reads them as zeros.
+    np.testing.assert_array_equal(band[:, bandwidth + 1 :], 0.0)
+    padding = band[size:]
+    np.testing.assert_array_equal(padding[:, 0], 1.0)
+    np.testing.assert_array_equal(padding[:, 1:], 0.0)
     rng = np.random.default_rng(1)
     b = np.zeros(band.shape[0])
     b[:size] = rng.normal(size=size)
@@ -93,7 +98,8 @@ def test_forward_solve_from_a_start_index_equals_the_full_one():
 
 @pytest.mark.parametrize(("size", "bandwidth", "start"), [(29 * 6, 58, 37), (29 * 6 + 2, 58, 0), (41, 7, 13)])
 def test_many_forward_solves_at_once_equal_one_at_a_time(size, bandwidth, start):
-    """Four right-hand sides per tile (the pinned joints' unit vectors), rows zero before `start`."""
+    """Several right-hand sides at once (the pinned joints' unit vectors), rows zero before `start`; rows that
+    are zero throughout stay zero."""
     A = _random_banded_spd(size, bandwidth, seed=size + start)
     band = band_from_dense(A, bandwidth)
     inv_diag = np.empty(band.shape[0])

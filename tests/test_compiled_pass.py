@@ -141,3 +141,11 @@ def test_a_cached_caller_recompiles_when_a_callee_module_changes(tmp_path):
     assert subprocess.run(run, capture_output=True, text=True, check=True).stdout.strip() == "1.0"
     (package / "callee.py").write_text("import numba\n@numba.njit(cache=True)\ndef value():\n    return 2.0\n")
     assert subprocess.run(run, capture_output=True, text=True, check=True).stdout.strip() == "2.0"
+
+
+def test_the_factorisation_is_compiled_with_the_slp_vectorizer():
+    """The panel kernel's accumulators are packed into vector registers by LLVM's SLP vectorizer (off in numba by
+    default): switched on by importing the banded module, before anything in it is compiled."""
+    code = "from numba.core import config; import retarget.ik.banded; print(config.SLP_VECTORIZE)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "1"

@@ -126,3 +126,22 @@ def test_a_run_folder_that_is_a_file_is_refused_in_one_line_before_any_work(tmp_
         assert "not a folder" in lines[0]
     assert "give a new folder name, or the folder of a run to resume" in lines[0]
     assert taken.read_text() == "keep"
+
+
+def test_a_second_training_into_a_folder_being_trained_is_refused_in_one_line(tmp_path):
+    from retarget.errors import ConfigError
+    from retarget.folder_lock import FolderLock
+    from trainers.train import TRAIN_LOCK
+
+    run = tmp_path / "run"
+    run.mkdir()
+    args = ["train", "track", "--motion", str(asap_reference(CLIP)), "-o", str(run), "--iterations", "1"]
+    args += ["--num-envs", "2", "--threads", "1"]
+    with FolderLock(run, TRAIN_LOCK, "training", ConfigError):  # a training running in this folder
+        result = CliRunner().invoke(main, args)
+    lines = result.output.strip().splitlines()
+    assert result.exit_code == 1 and len(lines) == 1, result.output
+    assert str(run) in lines[0] and "another training is writing to this folder" in lines[0]
+    assert sorted(p.name for p in run.iterdir()) == [TRAIN_LOCK]  # nothing written
+    result = CliRunner().invoke(main, args)  # the lock is gone with its holder
+    assert result.exit_code == 0, result.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -141,3 +143,60 @@ def test_exported_actor_reproduces_the_policy(tmp_path, suffix):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     sidecar = json.loads((tmp_path / f"policy{suffix}.json").read_text())
     assert len(sidecar["joint_names"]) == 23 and sidecar["obs_history_len"] == 5
+
+
+class _Killed(Exception):
+    pass
+
+
+def _kill_at(iteration: int):
+    def on_iteration(row: dict) -> None:
+        if row["iteration"] == iteration:
+            raise _Killed
+
+    return on_iteration
+
+
+def _curve_iterations(run_dir) -> list[int]:
+    import csv
+
+    return [int(r["iteration"]) for r in csv.DictReader((run_dir / "learning_curve.csv").open())]
+
+
+def test_a_run_killed_between_checkpoints_resumes_from_its_newest_and_recomputes_the_rows_after_it(tmp_path):
+    from trainers.checkpoints import newest_checkpoint
+
+    torch.manual_seed(0)
+    env = MatchTargetEnv()
+    runner = OnPolicyRunner(env, _small_cfg(), run_dir=tmp_path)
+    with pytest.raises(_Killed):  # killed after iteration 3's rows are written, before the end of learn()
+        runner.learn(10, on_iteration=_kill_at(3), checkpoint_every=2)
+    assert _curve_iterations(tmp_path) == [1, 2, 3]
+    newest = newest_checkpoint(tmp_path)
+    assert newest == tmp_path / "model_last.pt"  # written with every checkpoint, not only at the end
+    resumed = OnPolicyRunner(env, _small_cfg(), run_dir=tmp_path)
+    resumed.resume(newest)
+    assert resumed.iteration == 2 and _curve_iterations(tmp_path) == [1, 2]
+    resumed.learn(2, checkpoint_every=2)
+    assert _curve_iterations(tmp_path) == [1, 2, 3, 4]
+    terms = [json.loads(line)["iteration"] for line in (tmp_path / "episode_terms.jsonl").read_text().splitlines()]
+    assert terms == [1, 2, 3, 4]
+
+
+def test_the_newest_checkpoint_is_chosen_by_iteration_not_by_name_or_file(tmp_path):
+    import shutil
+
+    from trainers.checkpoints import newest_checkpoint
+    from trainers.policy_io import find_checkpoint
+
+    torch.manual_seed(0)
+    runner = OnPolicyRunner(MatchTargetEnv(), _small_cfg(), run_dir=tmp_path)
+    runner.learn(10, checkpoint_every=9)
+    # A folder whose model_last.pt lags its numbered checkpoints ("9" sorts after "10" as text).
+    shutil.copy(tmp_path / "model_9.pt", tmp_path / "model_last.pt")
+    shutil.copy(tmp_path / "model_9.pt", tmp_path / "model_10.pt")
+    torch.save({**torch.load(tmp_path / "model_9.pt", weights_only=True), "iteration": 10}, tmp_path / "model_10.pt")
+    assert newest_checkpoint(tmp_path) == tmp_path / "model_10.pt"
+    assert find_checkpoint(tmp_path) == tmp_path / "model_10.pt"
+    (tmp_path / "model_10.pt").unlink()
+    assert newest_checkpoint(tmp_path) == tmp_path / "model_last.pt"  # a tie goes to model_last.pt

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import pickle
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
+from trainers.checkpoints import newest_checkpoint
 from trainers.config import TrackingEnvConfig, env_config_from_jsonable
 from trainers.policy_errors import PolicyFileError
 from trainers.ppo.actor_critic import ActorCritic
@@ -33,20 +33,19 @@ class LoadedPolicy:
 
 
 def find_checkpoint(run: str | Path) -> Path:
-    """``run`` itself if it is a file, else ``RUN/model_last.pt``, else the newest ``model_*.pt``."""
+    """``run`` itself if it is a file, else the run folder's newest checkpoint by iteration."""
     run = Path(run)
     if run.is_file():
         return run
     if not run.is_dir():
         raise PolicyFileError(f"{run}: no such run folder or checkpoint")
-    if (run / "model_last.pt").exists():
-        return run / "model_last.pt"
-    # Newest by iteration number (model_<it>.pt), not by file time: copies and resumes reorder mtimes.
-    number = lambda p: int(m.group(1)) if (m := re.fullmatch(r"model_(\d+)\.pt", p.name)) else -1
-    found = sorted(run.glob("model_*.pt"), key=lambda p: (number(p), p.stat().st_mtime))
-    if not found:
+    try:
+        found = newest_checkpoint(run)
+    except Exception as exc:  # an unreadable model_last.pt: reported by name like any bad checkpoint
+        raise PolicyFileError(f"{run / 'model_last.pt'}: cannot read the checkpoint: {exc}") from exc
+    if found is None:
         raise PolicyFileError(f"{run}: no checkpoint (model_*.pt) in this folder")
-    return found[-1]
+    return found
 
 
 def snapshot_run(run: str | Path, dest: str | Path) -> Path:

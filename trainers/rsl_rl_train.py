@@ -26,14 +26,14 @@ from retarget.asap_pkl import atomic_write
 from retarget.atomic_io import check_output_folder
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
-from trainers.config import TrackingEnvConfig, to_jsonable
+from trainers.config import TrackingEnvConfig
 from trainers.env import TrackingEnv
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.runner import append_learning_curve
 from trainers.reference import load_references
 from trainers.rsl_rl_adapter import RSL_RL_VERSION, RslRlTrackingEnv, require_rsl_rl, rsl_rl_train_cfg
 from trainers.sim_model import build_training_model
-from trainers.train import TrainResult, plot_learning_curve
+from trainers.train import TrainResult, plot_learning_curve, run_config
 
 
 class _BudgetSpent(Exception):
@@ -126,13 +126,7 @@ def train_track_rsl_rl(
     vec = RslRlTrackingEnv(env, curriculum_every_steps=ppo_cfg.num_steps_per_env)
     train_cfg = rsl_rl_train_cfg(ppo_cfg, save_interval=checkpoint_every)
     config = {
-        "motion": str(Path(library).resolve()),
-        "clip": clip,
-        "clips": [r.name for r in refs],
-        "num_envs": num_envs,
-        "seed": seed,
-        "env": to_jsonable(env_cfg),
-        "ppo": to_jsonable(ppo_cfg),
+        **run_config(library, clip, [r.name for r in refs], num_envs, seed, env_cfg, ppo_cfg),
         "ppo_backend": "rsl-rl",
         "rsl_rl_version": RSL_RL_VERSION,
         "rsl_rl": train_cfg,

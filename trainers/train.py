@@ -2,7 +2,8 @@
 
 RUN/ holds ``config.json`` (the resolved configs, the library path and clip), ``learning_curve.csv``
 (one row per iteration) and ``learning_curve.png``, ``model_<iteration>.pt`` checkpoints and
-``model_last.pt``. Training again into a folder with a checkpoint resumes from it.
+``model_last.pt`` (rewritten with every checkpoint). Training again into a folder with a checkpoint resumes from
+the newest one for ``iterations`` more, dropping the log rows after it.
 """
 
 from __future__ import annotations
@@ -18,13 +19,18 @@ import torch
 from retarget.asap_pkl import atomic_write
 from retarget.atomic_io import check_output_folder
 from retarget.errors import ConfigError
+from retarget.folder_lock import FolderLock
 from robots.registry import load_robot_spec
+from trainers.checkpoints import newest_checkpoint
 from trainers.config import TrackingEnvConfig, to_jsonable
 from trainers.env import TrackingEnv
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.reference import load_references
 from trainers.sim_model import build_training_model
+
+TRAIN_LOCK = ".train.lock"
+"""Held in a run folder while a training or fine-tuning writes there."""
 
 
 @dataclass(frozen=True)
@@ -67,25 +73,41 @@ def train_track(
     model = build_training_model(env_cfg.sim)
     refs = load_references(library, model, load_robot_spec(env_cfg.sim.robot), clip)
     run_dir.mkdir(parents=True, exist_ok=True)  # only once the motion is known to be usable
-    env = TrackingEnv(refs, num_envs, env_cfg, seed=seed, model=model)
-    config = {
+    with FolderLock(run_dir, TRAIN_LOCK, "training", ConfigError):  # two runs interleaving one folder
+        env = TrackingEnv(refs, num_envs, env_cfg, seed=seed, model=model)
+        config = run_config(library, clip, [r.name for r in refs], num_envs, seed, env_cfg, ppo_cfg)
+        atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
+        runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"]})
+        resumed = newest_checkpoint(run_dir)
+        if resumed is not None:
+            runner.resume(resumed)
+        max_wall_s = None if max_minutes is None else 60.0 * max_minutes
+        rows = runner.learn(
+            iterations, on_iteration=on_iteration, checkpoint_every=checkpoint_every, max_wall_s=max_wall_s
+        )
+        plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
+    return TrainResult(run_dir, rows, resumed)
+
+
+def run_config(
+    library: str | Path,
+    clip: str | None,
+    clips: list[str],
+    num_envs: int,
+    seed: int,
+    env_cfg: TrackingEnvConfig,
+    ppo_cfg: PPOConfig,
+) -> dict:
+    """The keys of a training run's config.json that every PPO backend writes."""
+    return {
         "motion": str(Path(library).resolve()),
         "clip": clip,
-        "clips": [r.name for r in refs],
+        "clips": clips,
         "num_envs": num_envs,
         "seed": seed,
         "env": to_jsonable(env_cfg),
         "ppo": to_jsonable(ppo_cfg),
     }
-    atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
-    runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"]})
-    resumed = run_dir / "model_last.pt" if (run_dir / "model_last.pt").exists() else None
-    if resumed is not None:
-        runner.load(resumed)
-    max_wall_s = None if max_minutes is None else 60.0 * max_minutes
-    rows = runner.learn(iterations, on_iteration=on_iteration, checkpoint_every=checkpoint_every, max_wall_s=max_wall_s)
-    plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
-    return TrainResult(run_dir, rows, resumed)
 
 
 def plot_learning_curve(csv_path: Path, png_path: Path) -> Path | None:

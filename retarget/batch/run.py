@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
 
 from retarget.atomic_io import OutputFileError
 from retarget.batch.clip import ClipJob, ClipOutcome, ClipStage, code_version, failed_outcome, retarget_clip, stage_name
@@ -52,6 +51,7 @@ from retarget.batch.record import (
 from retarget.batch.sources import discover_clips, retire_stale_outputs
 from retarget.config import RetargetConfig
 from retarget.errors import ConfigError
+from retarget.folder_lock import FolderLock
 from retarget.formats.asap import asap_clip_key
 from robots.registry import load_robot_spec
 
@@ -191,33 +191,6 @@ def process_clip(source: Path, out_dir: Path, config: RetargetConfig, name: str 
     return _commit(Path(out_dir), retarget_clip(job))
 
 
-class _BatchLock:
-    """One batch per output folder at a time (the lock dies with its process, even on SIGKILL)."""
-
-    def __init__(self, out_dir: Path):
-        self.path = out_dir / LOCK_NAME
-        self.fh: TextIO | None = None
-
-    def __enter__(self):
-        try:
-            import fcntl
-        except ImportError:  # no flock on this platform: run unlocked
-            return self
-        self.fh = fh = open(self.path, "a")
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            fh.close()
-            raise BatchError(
-                f"{self.path.parent}: another batch is writing to this folder ({LOCK_NAME} is locked)"
-            ) from exc
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.fh is not None:
-            self.fh.close()
-
-
 def _remove_stale_temp_files(out_dir: Path) -> None:
     # `atomic_write` temp files (".<name>.<random>.tmp") left by a killed run; under the lock,
     # nobody else can be writing them.
@@ -296,7 +269,7 @@ def run_batch(
                 continue
             yield replace(job, source_sha256=sha)
 
-    with _BatchLock(out_dir):
+    with FolderLock(out_dir, LOCK_NAME, "batch", BatchError):
         _remove_stale_temp_files(out_dir)
         config_text = json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n"
         write_atomic(out_dir / CONFIG_JSON, config_text)

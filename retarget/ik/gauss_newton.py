@@ -45,18 +45,15 @@ def assemble_band(H, damping, acc_penalty, smoothed, band):
     """`band` (see :mod:`retarget.ik.banded`; bandwidth 2n) ← blockdiag(H_t) + damping·I + acc_penalty·D2ᵀD2 on
     the coordinates where `smoothed` (n,) is True (D2: second differences over frames)."""
     T, n = H.shape[0], H.shape[1]
-    U = band.shape[1] - TILE
     band[:, :] = 0.0
     for t in range(T):
-        for a in range(n):
-            i = t * n + a
-            off = U - TILE * (i // TILE)  # storage column of matrix column j is j + off
-            row = band[i]
-            for b in range(a + 1):
-                row[t * n + b + off] = H[t, a, b]
-            row[i + off] += damping
-    for i in range(T * n, band.shape[0]):
-        band[i, i + U - TILE * (i // TILE)] = 1.0  # padding rows: the identity
+        for b in range(n):
+            column = band[t * n + b]  # column t n + b of the matrix: rows t n + a, a ≥ b, at offsets a − b
+            for a in range(b, n):
+                column[a - b] = H[t, a, b]
+            column[0] += damping
+    for j in range(T * n, band.shape[0]):
+        band[j, 0] = 1.0  # padding columns: the identity
     if T < 3 or acc_penalty <= 0.0:
         return
     for t in range(T):
@@ -71,13 +68,11 @@ def assemble_band(H, damping, acc_penalty, smoothed, band):
             if not smoothed[d]:
                 continue
             i = t * n + d
-            off = U - TILE * (i // TILE)
-            row = band[i]
-            row[i + off] += acc_penalty * d0
+            band[i, 0] += acc_penalty * d0
             if t >= 1:
-                row[i - n + off] += acc_penalty * d1
+                band[i - n, n] += acc_penalty * d1  # row i of column i − n
             if t >= 2:
-                row[i - 2 * n + off] += acc_penalty
+                band[i - 2 * n, 2 * n] += acc_penalty
 
 
 @numba.njit(cache=_CACHE, fastmath=False)
@@ -91,27 +86,30 @@ def smoothing_rhs(g, root_pos, dof, smoothed, acc_penalty, rhs):
             rhs[t * n + c] = g[t, c]
     if T < 3 or acc_penalty <= 0.0:
         return
+    # The second differences D2 x, frame by frame (contiguous rows, no branch per coordinate), then D2ᵀ of them.
+    D = dof.shape[1]
+    second = np.zeros((T - 2, n))
+    for k in range(T - 2):
+        row = second[k]
+        for c in range(3):
+            row[c] = root_pos[k, c] - 2.0 * root_pos[k + 1, c] + root_pos[k + 2, c]
+        for d in range(D):
+            row[6 + d] = dof[k, d] - 2.0 * dof[k + 1, d] + dof[k + 2, d]
     for c in range(n):
         if not smoothed[c] or (3 <= c < 6):
-            continue
-        for t in range(T):
-            # Σ over the second differences k touching frame t, in the order k = t, t − 1, t − 2.
+            second[:, c] = 0.0
+    for t in range(T):
+        # Σ over the second differences k touching frame t, in the order k = t, t − 1, t − 2.
+        out = rhs[t * n : (t + 1) * n]
+        for c in range(n):
             grad = 0.0
             if t <= T - 3:
-                grad += _second_difference(root_pos, dof, t, c)
+                grad += second[t, c]
             if 1 <= t <= T - 2:
-                grad -= 2.0 * _second_difference(root_pos, dof, t - 1, c)
+                grad -= 2.0 * second[t - 1, c]
             if t >= 2:
-                grad += _second_difference(root_pos, dof, t - 2, c)
-            rhs[t * n + c] -= acc_penalty * grad
-
-
-@numba.njit(cache=_CACHE, fastmath=False)
-def _second_difference(root_pos, dof, k, c):
-    """x[k] − 2 x[k + 1] + x[k + 2] of coordinate c (root position or joint)."""
-    if c < 3:
-        return root_pos[k, c] - 2.0 * root_pos[k + 1, c] + root_pos[k + 2, c]
-    return dof[k, c - 6] - 2.0 * dof[k + 1, c - 6] + dof[k + 2, c - 6]
+                grad += second[t - 2, c]
+            out[c] -= acc_penalty * grad
 
 
 @numba.njit(cache=_CACHE, fastmath=False)

@@ -266,6 +266,14 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
     row = np.zeros(n)
     cols = np.empty(n, dtype=np.int64)
     mark = np.zeros(n, dtype=np.bool_)
+    # Each point's and each segment's columns do not depend on the frame: listed once per call, not per frame.
+    G = seg_a.shape[0]
+    chain_cols = np.empty((N + G, n), dtype=np.int64)
+    chain_n = np.empty(N + G, dtype=np.int64)
+    for k in range(N):
+        chain_n[k] = _chain_cols(k, -1, anc, anc_n, mark, chain_cols[k])
+    for s in range(G):
+        chain_n[N + s] = _chain_cols(seg_a[s], seg_b[s], anc, anc_n, mark, chain_cols[N + s])
     E = np.empty((3, 3))
     M = np.empty((3, 3))
     ORI = np.empty((3, 3))
@@ -300,9 +308,8 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             if w2 == 0.0:
                 continue
             _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-            nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
             e0, e1, e2 = tgt_pos[t, k, 0] - pos[k, 0], tgt_pos[t, k, 1] - pos[k, 1], tgt_pos[t, k, 2] - pos[k, 2]
-            _accumulate3(Ht, gt, cols, nc, J, w2, w2, w2, e0, e1, e2)
+            _accumulate3(Ht, gt, chain_cols[k], chain_n[k], J, w2, w2, w2, e0, e1, e2)
             _clear(J, k, anc, anc_n)
         # Limb segments: J_b - J_a over all columns.
         for s in range(seg_a.shape[0]):
@@ -310,15 +317,15 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             ka, kb = seg_a[s], seg_b[s]
             _point_jacobian(kb, pos[kb], rp, jo, jaxis, anc, anc_n, J)
             _point_jacobian(ka, pos[ka], rp, jo, jaxis, anc, anc_n, J2)
-            nc = _chain_cols(ka, kb, anc, anc_n, mark, cols)
+            cols_s, nc = chain_cols[N + s], chain_n[N + s]
             for m in range(nc):
-                c = cols[m]
+                c = cols_s[m]
                 for a in range(3):
                     J3[a, c] = J[a, c] - J2[a, c]
             e0 = seg_vec[t, s, 0] - (pos[kb, 0] - pos[ka, 0])
             e1 = seg_vec[t, s, 1] - (pos[kb, 1] - pos[ka, 1])
             e2 = seg_vec[t, s, 2] - (pos[kb, 2] - pos[ka, 2])
-            _accumulate3(Ht, gt, cols, nc, J3, w2, w2, w2, e0, e1, e2)
+            _accumulate3(Ht, gt, cols_s, nc, J3, w2, w2, w2, e0, e1, e2)
             _clear(J, kb, anc, anc_n)
             _clear(J2, ka, anc, anc_n)
         # Tracked orientations: world-frame error log(R_target Rᵀ); J = [0, I, ancestor axes].
@@ -329,14 +336,13 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             _mm3(PR, pt_rot_j[k], ORI)
             _mm3t(frm_rot[t, f], ORI, E)
             _so3_log(E, e)
-            nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
             for a in range(3):
                 for c in range(6):
                     J3[a, c] = 1.0 if c == 3 + a else 0.0  # d(rotation error) / d(root position, rotation)
                 for m in range(anc_n[k]):
                     J3[a, 6 + anc[k, m]] = jaxis[anc[k, m], a]
             w0, w1, w2 = frm_w[t, f, 0] ** 2, frm_w[t, f, 1] ** 2, frm_w[t, f, 2] ** 2
-            _accumulate3(Ht, gt, cols, nc, J3, w0, w1, w2, e[0], e[1], e[2])
+            _accumulate3(Ht, gt, chain_cols[k], chain_n[k], J3, w0, w1, w2, e[0], e[1], e[2])
         # Floor: sole points (swing feet keep a margin; stance soles are held by their contact targets).
         fw2 = floor_w * floor_w
         for s in range(S):
@@ -347,8 +353,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             res = _one_sided_residual(margin - z, sticky, augmented, one_sided.floor_on, one_sided.floor_shift_m, t, s)
             if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-                nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
-                _accumulate(Ht, gt, cols, nc, J[2], fw2, res)
+                _accumulate(Ht, gt, chain_cols[k], chain_n[k], J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
         # Collision spheres stay above the floor too (hands, knees in a crawl).
         for q in range(Q):
@@ -360,8 +365,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             )
             if res >= 0.0:
                 _point_jacobian(k, pos[k], rp, jo, jaxis, anc, anc_n, J)
-                nc = _chain_cols(k, -1, anc, anc_n, mark, cols)
-                _accumulate(Ht, gt, cols, nc, J[2], fw2, res)
+                _accumulate(Ht, gt, chain_cols[k], chain_n[k], J[2], fw2, res)
                 _clear(J, k, anc, anc_n)
         # Arm spheres pushed out of body spheres along the line of their centres.
         cw2 = col_w * col_w

@@ -158,7 +158,7 @@ def finetune_policy(
         if previous.get("base_sha256") != record["base_sha256"]:
             raise ConfigError(f"{run_dir}: holds a fine-tuning of another checkpoint; use a new folder")
         base_iteration = int(previous["base_iteration"])
-        runner.load(run_dir / "model_last.pt")
+        runner.resume(run_dir / "model_last.pt")
     else:
         runner.load(ckpt)
         base_iteration = runner.iteration

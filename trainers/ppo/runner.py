@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from retarget.asap_pkl import atomic_write
+from trainers.checkpoints import trim_run_logs
 from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.algorithm import PPO
 from trainers.ppo.config import PPOConfig
@@ -128,6 +129,8 @@ class OnPolicyRunner:
                 _append_terms(self.run_dir, row)
                 if self.iteration % checkpoint_every == 0:
                     self.save(self.run_dir / f"model_{self.iteration}.pt")
+                    # model_last.pt follows every checkpoint, so a run killed mid-way resumes from its newest.
+                    self.save(self.run_dir / "model_last.pt")
             if on_iteration is not None:
                 on_iteration(row)
             if max_wall_s is not None and time.perf_counter() - call_start >= max_wall_s:
@@ -152,6 +155,13 @@ class OnPolicyRunner:
             "meta": self.meta,
         }
         atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
+
+    def resume(self, path: Path) -> dict:
+        """:meth:`load` a checkpoint of this run and drop the log rows after it (they are recomputed)."""
+        payload = self.load(path)
+        if self.run_dir is not None:
+            trim_run_logs(self.run_dir, self.iteration)
+        return payload
 
     def load(self, path: str | Path) -> dict:
         """Resume: weights, optimizer, counters and curricula (weights-only unpickling)."""
