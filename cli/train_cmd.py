@@ -80,8 +80,9 @@ def track(
     from retarget.atomic_io import check_output_folder
     from retarget.errors import ConfigError
     from retarget.folder_lock import FolderLock
+    from trainers.checkpoints import TRAIN_LOCK
     from trainers.config import ActionOffset, TrackingEnvConfig
-    from trainers.train import TRAIN_LOCK, train_track
+    from trainers.train import train_track
 
     if ppo == "rsl-rl":  # same signature and rows; checkpoints are rsl_rl's model_<it>.pt
         from trainers.rsl_rl_train import train_track_rsl_rl as train_track

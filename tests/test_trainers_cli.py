@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
 from click.testing import CliRunner
 from conftest import asap_reference
 
@@ -131,7 +132,7 @@ def test_a_run_folder_that_is_a_file_is_refused_in_one_line_before_any_work(tmp_
 def test_a_second_training_into_a_folder_being_trained_is_refused_in_one_line(tmp_path):
     from retarget.errors import ConfigError
     from retarget.folder_lock import FolderLock
-    from trainers.train import TRAIN_LOCK
+    from trainers.checkpoints import TRAIN_LOCK
 
     run = tmp_path / "run"
     run.mkdir()
@@ -145,3 +146,11 @@ def test_a_second_training_into_a_folder_being_trained_is_refused_in_one_line(tm
     assert sorted(p.name for p in run.iterdir()) == [TRAIN_LOCK]  # nothing written
     result = CliRunner().invoke(main, args)  # the lock is gone with its holder
     assert result.exit_code == 0, result.output
+
+    from trainers.finetune.finetune import finetune_policy
+
+    tuned = tmp_path / "tuned"
+    tuned.mkdir()
+    with FolderLock(tuned, TRAIN_LOCK, "training", ConfigError), pytest.raises(ConfigError, match="another training"):
+        finetune_policy(run, asap_reference(CLIP), tuned, sim="nominal", iterations=1, num_envs=2)
+    assert sorted(p.name for p in tuned.iterdir()) == [TRAIN_LOCK]

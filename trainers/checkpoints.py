@@ -17,6 +17,9 @@ from retarget.asap_pkl import atomic_write
 
 NUMBERED = re.compile(r"model_(\d+)\.pt")
 
+TRAIN_LOCK = ".train.lock"
+"""Held in a run folder while a training or fine-tuning writes there."""
+
 
 def checkpoint_iteration(path: Path) -> int:
     """The PPO iteration a checkpoint was saved at (``model_<it>.pt`` by name, ``model_last.pt`` by content)."""

@@ -21,16 +21,13 @@ from retarget.atomic_io import check_output_folder
 from retarget.errors import ConfigError
 from retarget.folder_lock import FolderLock
 from robots.registry import load_robot_spec
-from trainers.checkpoints import newest_checkpoint
+from trainers.checkpoints import TRAIN_LOCK, newest_checkpoint
 from trainers.config import TrackingEnvConfig, to_jsonable
 from trainers.env import TrackingEnv
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.reference import load_references
 from trainers.sim_model import build_training_model
-
-TRAIN_LOCK = ".train.lock"
-"""Held in a run folder while a training or fine-tuning writes there."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,9 @@ from retarget.asap_pkl import atomic_write
 from retarget.atomic_io import check_output_folder
 from retarget.batch.record import file_sha256
 from retarget.errors import ConfigError
+from retarget.folder_lock import FolderLock
 from robots.registry import load_robot_spec
+from trainers.checkpoints import TRAIN_LOCK
 from trainers.delta.dynamics import DeltaDynamics
 from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import DeltaAction, load_delta_action
@@ -113,61 +115,66 @@ def finetune_policy(
     ppo_cfg = ppo_config_from_jsonable(base["ppo"])
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(seed)
-    nominal = build_real_model("nominal", env_cfg.sim)
-    refs = load_references(library, nominal, load_robot_spec(env_cfg.sim.robot), clip)
-    n = int(base.get("num_envs", 64) if num_envs is None else num_envs)
-    env: TrackingEnv
-    if delta_action is not None:
-        env = DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
-    elif dynamics is not None:
-        env = DeltaDynamicsEnv(refs, n, env_cfg, seed=seed, model=nominal, dynamics=dynamics)
-    else:
-        model = nominal if real_name is None else build_real_model(real_name, env_cfg.sim)
-        env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
-    delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
-    record = {
-        "base_checkpoint": str(ckpt.resolve()),
-        "base_sha256": file_sha256(ckpt),
-        "sim": sim,
-        "delta": str(delta) if sim in ("delta", "dynamics") else None,
-        "delta_name": getattr(delta_action, "name", None),
-        "delta_sha256": file_sha256(delta_path) if delta_path is not None and sim in ("delta", "dynamics") else None,
-        "real_profile": real_name,
-        "iterations": iterations,
-        "domain_rand": env_cfg.domain_rand.enabled,
-        "real_profile_sha256": file_sha256(Path(real_name))
-        if real_name is not None and real_name.endswith(".json")
-        else None,
-    }
-    # The config actually run (its rewards rebuilt from the pre-trained run's), so the record cannot drift from it.
-    config = {
-        **base,
-        "env": to_jsonable(env_cfg),
-        "motion": str(Path(library).resolve()),
-        "clip": clip,
-        "clips": [r.name for r in refs],
-        "num_envs": n,
-        "seed": seed,
-        "finetune": record,
-    }
-    runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"], "finetune": sim})
-    resumed = (run_dir / "model_last.pt").exists()
-    if resumed:
-        previous = json.loads((run_dir / "config.json").read_text()).get("finetune", {})
-        if previous.get("base_sha256") != record["base_sha256"]:
-            raise ConfigError(f"{run_dir}: holds a fine-tuning of another checkpoint; use a new folder")
-        base_iteration = int(previous["base_iteration"])
-        runner.resume(run_dir / "model_last.pt")
-    else:
-        runner.load(ckpt)
-        base_iteration = runner.iteration
-    target_iteration = base_iteration + iterations
-    record["base_iteration"], record["target_iteration"] = base_iteration, target_iteration
-    atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
-    start = runner.iteration
-    remaining = max(0, target_iteration - start)
-    rows = runner.learn(remaining, on_iteration=on_iteration, checkpoint_every=checkpoint_every) if remaining else []
-    if rows:
-        plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
+    with FolderLock(run_dir, TRAIN_LOCK, "training", ConfigError):  # two runs interleaving one folder
+        torch.manual_seed(seed)
+        nominal = build_real_model("nominal", env_cfg.sim)
+        refs = load_references(library, nominal, load_robot_spec(env_cfg.sim.robot), clip)
+        n = int(base.get("num_envs", 64) if num_envs is None else num_envs)
+        env: TrackingEnv
+        if delta_action is not None:
+            env = DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
+        elif dynamics is not None:
+            env = DeltaDynamicsEnv(refs, n, env_cfg, seed=seed, model=nominal, dynamics=dynamics)
+        else:
+            model = nominal if real_name is None else build_real_model(real_name, env_cfg.sim)
+            env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
+        delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
+        record = {
+            "base_checkpoint": str(ckpt.resolve()),
+            "base_sha256": file_sha256(ckpt),
+            "sim": sim,
+            "delta": str(delta) if sim in ("delta", "dynamics") else None,
+            "delta_name": getattr(delta_action, "name", None),
+            "delta_sha256": file_sha256(delta_path)
+            if delta_path is not None and sim in ("delta", "dynamics")
+            else None,
+            "real_profile": real_name,
+            "iterations": iterations,
+            "domain_rand": env_cfg.domain_rand.enabled,
+            "real_profile_sha256": file_sha256(Path(real_name))
+            if real_name is not None and real_name.endswith(".json")
+            else None,
+        }
+        # The config actually run (its rewards rebuilt from the pre-trained run's), so the record cannot drift from it.
+        config = {
+            **base,
+            "env": to_jsonable(env_cfg),
+            "motion": str(Path(library).resolve()),
+            "clip": clip,
+            "clips": [r.name for r in refs],
+            "num_envs": n,
+            "seed": seed,
+            "finetune": record,
+        }
+        runner = OnPolicyRunner(env, ppo_cfg, run_dir, meta={"clips": config["clips"], "finetune": sim})
+        resumed = (run_dir / "model_last.pt").exists()
+        if resumed:
+            previous = json.loads((run_dir / "config.json").read_text()).get("finetune", {})
+            if previous.get("base_sha256") != record["base_sha256"]:
+                raise ConfigError(f"{run_dir}: holds a fine-tuning of another checkpoint; use a new folder")
+            base_iteration = int(previous["base_iteration"])
+            runner.resume(run_dir / "model_last.pt")
+        else:
+            runner.load(ckpt)
+            base_iteration = runner.iteration
+        target_iteration = base_iteration + iterations
+        record["base_iteration"], record["target_iteration"] = base_iteration, target_iteration
+        atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
+        start = runner.iteration
+        remaining = max(0, target_iteration - start)
+        rows = (
+            runner.learn(remaining, on_iteration=on_iteration, checkpoint_every=checkpoint_every) if remaining else []
+        )
+        if rows:
+            plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
     return FinetuneResult(run_dir, rows, start, resumed)
