@@ -38,3 +38,20 @@ def g1_mj_model(g1):
     from robots.mujoco_model import build_mujoco_model
 
     return build_mujoco_model(g1)
+
+
+@pytest.fixture(scope="session")
+def tiny_kick_policy(tmp_path_factory) -> Path:
+    """A one-iteration tracking policy of the kick (4 envs): a real checkpoint for the benches' end-to-end tests.
+    Read-only for its users (the benches copy what they fine-tune)."""
+    from click.testing import CliRunner
+
+    from cli.main import main
+
+    run = tmp_path_factory.mktemp("tiny_kick") / "pre"
+    kick = str(asap_reference("kick_level2_filter"))
+    out = CliRunner().invoke(
+        main, ["train", "track", "--motion", kick, "-o", str(run), "--iterations", "1", "--num-envs", "4"]
+    )
+    assert out.exit_code == 0, out.output
+    return run

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from conftest import asap_reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -16,7 +15,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import bench_delta_study
 from delta_study_variants import Setting, VariantError, parse_setting, variants
 
-from cli.main import main as cli
 from retarget.batch.record import file_sha256
 from robots.registry import load_robot_spec
 from trainers.delta.collection import read_collection
@@ -30,15 +28,11 @@ TINY += ["--default", "rollouts=2,iterations=1", "--variants", "joints=ankles"]
 
 
 @pytest.fixture(scope="module")
-def study(tmp_path_factory):
+def study(tmp_path_factory, tiny_kick_policy):
     """A one-iteration policy of the kick and the study of two variants on it."""
     tmp = tmp_path_factory.mktemp("delta_study")
     kick = str(asap_reference("kick_level2_filter"))
-    out = CliRunner().invoke(
-        cli, ["train", "track", "--motion", kick, "-o", str(tmp / "pre"), "--iterations", "1", "--num-envs", "4"]
-    )
-    assert out.exit_code == 0, out.output
-    args = ["--policy", str(tmp / "pre"), "--motion", kick, *TINY, "-o", str(tmp / "s")]
+    args = ["--policy", str(tiny_kick_policy), "--motion", kick, *TINY, "-o", str(tmp / "s")]
     return tmp / "s", args, bench_delta_study.main(args)
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 from conftest import asap_reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -17,24 +16,18 @@ import bench_table4
 import table4_report
 from table4_stats import SHARE_METRICS, episode_samples, format_share, gap_share
 
-from cli.main import main as cli
-
 ROBOTS = ("combined", "pybullet:combined")
 TINY = ["--seeds", "0", "--iterations", "1", "--num-envs", "4", "--episodes", "2", "--eval-episodes", "2"]
 TINY += ["--methods", "Continued,ASAP,Oracle", "--jobs", "1"]
 
 
 @pytest.fixture(scope="module")
-def benches(tmp_path_factory):
+def benches(tmp_path_factory, tiny_kick_policy):
     """A one-iteration policy of the kick; the bench on the kick in both robots, then on the squat in the MuJoCo
     robot with the kick's corrections (two clips for the report)."""
     tmp = tmp_path_factory.mktemp("table4")
     kick, squat = (str(asap_reference(c)) for c in ("kick_level2_filter", "squat_level1_filter"))
-    out = CliRunner().invoke(
-        cli, ["train", "track", "--motion", kick, "-o", str(tmp / "pre"), "--iterations", "1", "--num-envs", "4"]
-    )
-    assert out.exit_code == 0, out.output
-    policy = ["--policy", str(tmp / "pre")]
+    policy = ["--policy", str(tiny_kick_policy)]
     first = bench_table4.main([*policy, "--motion", kick, "--real", ",".join(ROBOTS), *TINY, "-o", str(tmp / "a")])
     second = bench_table4.main(
         [*policy, "--motion", squat, "--real", "combined", "--corrections-from", str(tmp / "a"), *TINY]
@@ -156,10 +149,17 @@ def test_corrections_from_a_single_robot_run_made_before_robot_subfolders(tmp_pa
         bench_table4.reuse_corrections(multi, "pybullet:combined", new)
 
 
-def test_pooled_rollouts_of_another_clip_join_every_fit(benches):
+def test_pooled_rollouts_of_another_clip_join_every_fit(benches, tiny_kick_policy):
     tmp, first, _ = benches
     third = bench_table4.main(
-        ["--policy", str(tmp / "pre"), "--motion", str(asap_reference("squat_level1_filter")), "--real", "combined"]
+        [
+            "--policy",
+            str(tiny_kick_policy),
+            "--motion",
+            str(asap_reference("squat_level1_filter")),
+            "--real",
+            "combined",
+        ]
         + [*TINY[:-4], "--methods", "ASAP", "--jobs", "1", "--pool-rollouts", str(tmp / "a"), "-o", str(tmp / "c")]
     )
     fits, kick_fits = third["robots"]["combined"]["fits"], first["robots"]["combined"]["fits"]

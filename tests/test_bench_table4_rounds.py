@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from conftest import asap_reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -17,7 +16,6 @@ import bench_table4
 import table4_report
 from table4_stats import SHARE_METRICS, compared_pairs, method_order, parse_round
 
-from cli.main import main as cli
 from retarget.batch.record import file_sha256
 from trainers.delta.collection import read_collection
 
@@ -28,15 +26,11 @@ TINY += ["--eval-episodes", "2", "--methods", "SysID,ASAP,Oracle", "--jobs", "1"
 
 
 @pytest.fixture(scope="module")
-def rounds(tmp_path_factory):
+def rounds(tmp_path_factory, tiny_kick_policy):
     """A one-iteration policy of the kick; round 1 of the bench; then ``--asap-rounds 2`` on the same folder."""
     tmp = tmp_path_factory.mktemp("rounds")
     kick = str(asap_reference("kick_level2_filter"))
-    out = CliRunner().invoke(
-        cli, ["train", "track", "--motion", kick, "-o", str(tmp / "pre"), "--iterations", "1", "--num-envs", "4"]
-    )
-    assert out.exit_code == 0, out.output
-    common = ["--policy", str(tmp / "pre"), "--motion", kick, *TINY, "-o", str(tmp / "run")]
+    common = ["--policy", str(tiny_kick_policy), "--motion", kick, *TINY, "-o", str(tmp / "run")]
     first = bench_table4.main(common)
     robot = tmp / "run" / "combined"
     untouched = {p: p.stat().st_mtime_ns for p in (robot / "ASAP_s0" / "model_last.pt", robot / "collect.pkl")}
