@@ -3,9 +3,10 @@
 What is identified is what a lab would calibrate: PD stiffness ratios per joint group (legs, ankles,
 waist, arms), the actuation delay (in physics steps) and a torso mass offset. The fit minimizes
 the one-step prediction error of the recorded transitions (:mod:`trainers.delta.one_step`) by
-coordinate descent over a grid per parameter — every candidate is a real compiled MuJoCo model,
-each evaluation a replay of the transitions, so no gradients are needed and the grid keeps the
-answer interpretable. The result is a :class:`~trainers.real.profiles.RealProfile` written as JSON,
+coordinate descent over a grid per parameter — every candidate is a real MuJoCo model (compiled once
+per delay and torso mass, its Kp ratios written in: :mod:`trainers.delta.gain_models`), each
+evaluation a replay of the transitions, so no gradients are needed and the grid keeps the answer
+interpretable. The result is a :class:`~trainers.real.profiles.RealProfile` written as JSON,
 which ``train finetune --sim real --real sysid.json`` fine-tunes in.
 """
 
@@ -18,8 +19,8 @@ import numpy as np
 
 from trainers.config import SimConfig
 from trainers.delta.collection import Trajectory
+from trainers.delta.gain_models import GainEditedModels
 from trainers.delta.one_step import one_step_rms, recorded_next, transitions
-from trainers.real.model import build_real_model
 from trainers.real.profiles import RealProfile
 
 KP_GROUPS: dict[str, tuple[str, ...]] = {
@@ -58,7 +59,7 @@ class SysIdResult:
     rms_identified: float
     """One-step residual RMS of the identified simulator."""
     evaluations: int
-    """Models compiled and replayed."""
+    """Candidate models replayed."""
 
 
 def profile_from_parameters(params: dict[str, float], name: str = "sysid") -> RealProfile:
@@ -99,12 +100,12 @@ def identify(
     grids["torso_mass_offset_kg"] = cfg.torso_mass_offsets_kg
     params = {**{f"kp_{g}": 1.0 for g in KP_GROUPS}, "delay_physics_steps": 0.0, "torso_mass_offset_kg": 0.0}
     cache: dict[tuple, float] = {}
+    models = GainEditedModels(sim)
 
     def cost(p: dict[str, float]) -> float:
         key = tuple(sorted(p.items()))
         if key not in cache:
-            model = build_real_model(profile_from_parameters(p), sim)
-            cache[key] = one_step_rms(model, pairs, goal)
+            cache[key] = one_step_rms(models.model(profile_from_parameters(p)), pairs, goal)
             if on_eval is not None:
                 on_eval(dict(p), cache[key])
         return cache[key]
