@@ -12,7 +12,8 @@ from trajectories import frames
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.gain_models import GainEditedModels
-from trainers.delta.one_step import one_step_rms, recorded_next, transitions
+from trainers.delta.one_step import one_step_rms, predict_next, recorded_next, transitions
+from trainers.delta.prepared_replay import PreparedReplay
 from trainers.delta.sysid import SysIdConfig, identify, profile_from_parameters
 from trainers.real.model import build_real_model
 from trainers.reference import load_references
@@ -72,6 +73,20 @@ def test_cost_of_a_then_b_then_a_is_a_cost_and_the_fresh_models(combined_pairs):
     assert costs[3] == costs[0]
     assert costs[:3] == fresh
     assert len(set(costs[:3])) == 3  # the candidates are told apart
+
+
+def test_prepared_replay_predicts_what_predict_next_does_in_any_order(combined_pairs):
+    models = GainEditedModels()
+    replay = PreparedReplay(combined_pairs)
+    for params in (A, C, B, A):  # delays 2, 4, 2: two start-state layouts, each model's data reused
+        prepared = replay.predict(models.model(profile_from_parameters(params)))
+        fresh = predict_next(build_real_model(profile_from_parameters(params)), combined_pairs)
+        for name in ("dof_pos", "dof_vel", "root_pos_w", "root_quat_w", "root_lin_vel_w", "root_ang_vel_w"):
+            np.testing.assert_array_equal(getattr(prepared, name), getattr(fresh, name), err_msg=name)
+    assert len(replay.starts) == 2
+    goal = recorded_next(combined_pairs)
+    model = models.model(profile_from_parameters(B))
+    assert replay.rms(model, goal) == one_step_rms(model, combined_pairs, goal)
 
 
 def test_identify_reports_the_costs_of_freshly_compiled_candidates(combined_pairs):

@@ -6,8 +6,9 @@ the one-step prediction error of the recorded transitions (:mod:`trainers.delta.
 coordinate descent over a grid per parameter — every candidate is a real MuJoCo model (compiled once
 per delay and torso mass, its Kp ratios written in: :mod:`trainers.delta.gain_models`), each
 evaluation a replay of the transitions, so no gradients are needed and the grid keeps the answer
-interpretable. The result is a :class:`~trainers.real.profiles.RealProfile` written as JSON,
-which ``train finetune --sim real --real sysid.json`` fine-tunes in.
+interpretable (the recorded start states are prepared once: :mod:`trainers.delta.prepared_replay`).
+The result is a :class:`~trainers.real.profiles.RealProfile` written as JSON, which
+``train finetune --sim real --real sysid.json`` fine-tunes in.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import numpy as np
 from trainers.config import SimConfig
 from trainers.delta.collection import Trajectory
 from trainers.delta.gain_models import GainEditedModels
-from trainers.delta.one_step import one_step_rms, recorded_next, transitions
+from trainers.delta.one_step import recorded_next, transitions
+from trainers.delta.prepared_replay import PreparedReplay
 from trainers.real.profiles import RealProfile
 
 KP_GROUPS: dict[str, tuple[str, ...]] = {
@@ -101,11 +103,13 @@ def identify(
     params = {**{f"kp_{g}": 1.0 for g in KP_GROUPS}, "delay_physics_steps": 0.0, "torso_mass_offset_kg": 0.0}
     cache: dict[tuple, float] = {}
     models = GainEditedModels(sim)
+    # Stepped with the default SimConfig, as one_step_rms steps any model it is given.
+    replay = PreparedReplay(pairs)
 
     def cost(p: dict[str, float]) -> float:
         key = tuple(sorted(p.items()))
         if key not in cache:
-            cache[key] = one_step_rms(models.model(profile_from_parameters(p)), pairs, goal)
+            cache[key] = replay.rms(models.model(profile_from_parameters(p)), goal)
             if on_eval is not None:
                 on_eval(dict(p), cache[key])
         return cache[key]
