@@ -77,21 +77,24 @@ class PreparedReplay:
         robot = self._robot(model)
         start = self._starts(robot)
         d = robot.data
-        out: dict[str, list[np.ndarray]] = {k: [] for k in NextStates.__dataclass_fields__}
+        out: dict[str, list[np.ndarray]] = {k: [] for k in (*NextStates.__dataclass_fields__, "root_ang_vel_b")}
         for i, target in enumerate(self.targets):
             mujoco.mj_resetData(model, d)
             d.qpos[:], d.qvel[:], d.ctrl[:] = start.qpos[i], start.qvel[i], start.ctrl[i]
             d.history[:] = start.history[i]
-            mujoco.mj_forward(model, d)  # as the reset does: the step starts from a forwarded state
+            # As the reset does: forward also writes the warmstart when there are no contacts, so it stays.
+            mujoco.mj_forward(model, d)
             d.ctrl[:] = target
             mujoco.mj_step(model, d, nstep=robot.decimation)
-            quat = robot.root_quat_w
             out["dof_pos"].append(robot.dof_pos)
             out["dof_vel"].append(robot.dof_vel)
             out["root_pos_w"].append(robot.root_pos_w)
-            out["root_quat_w"].append(quat)
+            out["root_quat_w"].append(robot.root_quat_w)
             out["root_lin_vel_w"].append(robot.root_lin_vel_w)
-            out["root_ang_vel_w"].append(quat_to_matrix(quat) @ robot.root_ang_vel_b)
+            out["root_ang_vel_b"].append(robot.root_ang_vel_b)
+        # Rotation matrices in one call (row by row the same arithmetic), each product as predict_next forms it.
+        rot = quat_to_matrix(np.array(out["root_quat_w"]))
+        out["root_ang_vel_w"] = [r @ w for r, w in zip(rot, out.pop("root_ang_vel_b"))]
         return NextStates(**{k: np.array(v) for k, v in out.items()})
 
     def rms(self, model: mujoco.MjModel, target: NextStates) -> float:
