@@ -51,7 +51,7 @@ class GainEditedModels:
         """The compiled model of ``profile`` (compiled once per :func:`without_gains` key, gains written in)."""
         profile = get_profile(profile)
         if profile.engine != "mujoco":
-            # Another engine reads the gains when it builds its own robot from the model: compile afresh.
+            # Another engine builds its own robot from the compiled model; gains edited later need not reach it.
             return build_real_model(profile, self.sim)
         key = without_gains(profile)
         if key not in self.compiled:
