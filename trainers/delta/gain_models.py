@@ -14,11 +14,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import mujoco
-import numpy as np
 
 from robots.registry import load_robot_spec
 from trainers.config import SimConfig
-from trainers.real.model import build_real_model
+from trainers.real.model import build_real_model, profile_pd_gains
 from trainers.real.profiles import RealProfile, get_profile
 
 
@@ -35,17 +34,8 @@ class GainEditedModels:
 
     def __init__(self, sim: SimConfig | None = None):
         self.sim = SimConfig() if sim is None else sim
-        robot = load_robot_spec(self.sim.robot)
-        self.joint_names = robot.joint_names
-        self.kp = np.asarray(robot.kp, dtype=float)
-        self.kd = np.asarray(robot.kd, dtype=float)
+        self.joint_names = load_robot_spec(self.sim.robot).joint_names
         self.compiled: dict[RealProfile, mujoco.MjModel] = {}
-
-    def gains(self, profile: RealProfile) -> tuple[np.ndarray, np.ndarray]:
-        """(Kp, Kd) per joint of the robot spec, with the same arithmetic as the model builder."""
-        kp = np.array([float(k * profile.kp_multiplier(n)) for n, k in zip(self.joint_names, self.kp)])
-        kd = np.array([float(k * profile.kd_multiplier(n)) for n, k in zip(self.joint_names, self.kd)])
-        return kp, kd
 
     def model(self, profile: RealProfile | str) -> mujoco.MjModel:
         """The compiled model of ``profile`` (compiled once per :func:`without_gains` key, gains written in)."""
@@ -58,7 +48,7 @@ class GainEditedModels:
             self.compiled[key] = build_real_model(key, self.sim)
         model = self.compiled[key]
         ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name) for name in self.joint_names]
-        kp, kd = self.gains(profile)
+        kp, kd = profile_pd_gains(profile, self.sim)
         # Position actuator: force = Kp·ctrl − Kp·q − Kd·q̇ (gain Kp, bias (0, −Kp, −Kd)), as the builder writes it.
         model.actuator_gainprm[ids, 0] = kp
         model.actuator_biasprm[ids, 1] = -kp

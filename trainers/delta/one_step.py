@@ -89,4 +89,9 @@ def predict_next(model: mujoco.MjModel, pairs: list[tuple[Trajectory, int]]) -> 
 def one_step_rms(model: mujoco.MjModel, pairs: list[tuple[Trajectory, int]], target: NextStates | None = None) -> float:
     """RMS of the one-step residual (:meth:`NextStates.vector` units) of ``model`` over the transitions."""
     target = recorded_next(pairs) if target is None else target
-    return float(np.sqrt(np.mean((predict_next(model, pairs).vector() - target.vector()) ** 2)))
+    return residual_rms(predict_next(model, pairs), target)
+
+
+def residual_rms(predicted: NextStates, target: NextStates) -> float:
+    """RMS of ``predicted − target`` in :meth:`NextStates.vector` units."""
+    return float(np.sqrt(np.mean((predicted.vector() - target.vector()) ** 2)))

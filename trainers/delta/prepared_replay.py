@@ -19,7 +19,7 @@ import numpy as np
 from retarget.rotations import quat_to_matrix
 from trainers.config import SimConfig
 from trainers.delta.collection import Trajectory
-from trainers.delta.one_step import NextStates
+from trainers.delta.one_step import NextStates, residual_rms
 from trainers.delta.replay import reset_to_frame
 from trainers.real.pybullet_engine import model_engine
 from trainers.real.stepper import PdRobot
@@ -99,4 +99,4 @@ class PreparedReplay:
 
     def rms(self, model: mujoco.MjModel, target: NextStates) -> float:
         """RMS of the one-step residual, as :func:`trainers.delta.one_step.one_step_rms`."""
-        return float(np.sqrt(np.mean((self.predict(model).vector() - target.vector()) ** 2)))
+        return residual_rms(self.predict(model), target)

@@ -28,13 +28,21 @@ def build_pd_spec(sim: SimConfig | None = None, fixed_base: bool = False) -> muj
     return build_training_spec(sim, fixed_base)
 
 
+def profile_pd_gains(profile: RealProfile, sim: SimConfig | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(Kp, Kd) per joint of the robot spec in ``profile``'s robot: the nominal gains times its multipliers."""
+    robot = load_robot_spec((SimConfig() if sim is None else sim).robot)
+    kp = [float(k * profile.kp_multiplier(n)) for n, k in zip(robot.joint_names, robot.kp)]
+    kd = [float(k * profile.kd_multiplier(n)) for n, k in zip(robot.joint_names, robot.kd)]
+    return np.array(kp), np.array(kd)
+
+
 def apply_profile(spec: mujoco.MjSpec, profile: RealProfile, sim: SimConfig | None = None) -> mujoco.MjSpec:
     """Edit a spec from :func:`build_pd_spec` in place into the "real" robot ``profile`` describes."""
     sim = SimConfig() if sim is None else sim
     robot = load_robot_spec(sim.robot)
-    for name, kp, kd, effort in zip(robot.joint_names, robot.kp, robot.kd, robot.effort_limit_nm):
+    kp_all, kd_all = profile_pd_gains(profile, sim)
+    for name, kp_real, kd_real, effort in zip(robot.joint_names, kp_all, kd_all, robot.effort_limit_nm):
         act = spec.actuator(name)
-        kp_real, kd_real = kp * profile.kp_multiplier(name), kd * profile.kd_multiplier(name)
         # Position actuator: force = gain·ctrl + bias1·q + bias2·q̇ with gain = Kp, bias = (0, −Kp, −Kd).
         act.gainprm = [float(kp_real)] + [0.0] * 9
         act.biasprm = [0.0, -float(kp_real), -float(kd_real)] + [0.0] * 7
