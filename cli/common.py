@@ -12,8 +12,9 @@ from rich.console import Console
 
 from retarget.errors import AsapRetargetError
 
-console = Console(soft_wrap=True)
-err_console = Console(stderr=True, soft_wrap=True)
+# No emoji codes: a message quoting "noise:-1:" or a file named "a:+1:.pkl" must print as it is.
+console = Console(soft_wrap=True, emoji=False)
+err_console = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 class CommandError(AsapRetargetError):
@@ -69,8 +70,9 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _named(message: str, paths: list[Path]) -> str:
-    """`message`, led by the first of `paths` unless it already names one of them."""
-    if not paths or any(str(p) in message or p.name in message for p in paths):
+    """`message`, led by the first of `paths` unless it already names one of them, or leads with the option
+    ("--delta noise:nan: ...") whose value is wrong: then no file is at fault."""
+    if not paths or message.startswith("--") or any(str(p) in message or p.name in message for p in paths):
         return message
     return f"{paths[0]}: {message}"
 

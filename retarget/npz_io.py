@@ -140,7 +140,8 @@ def numeric_array(path: str | Path, data: dict[str, np.ndarray], key: str, what:
     """`data[key]` as float64, refusing strings, objects and other non-numbers with one line naming the key."""
     arr = np.asarray(data[key])
     if arr.dtype.kind not in "biuf":
-        raise MotionFileError(path, f"{what}: {key!r} must hold numbers, found {arr.dtype} values")
+        found = f"strings ({arr.dtype})" if arr.dtype.kind in "US" else f"{arr.dtype} values"
+        raise MotionFileError(path, f"{what}: {key!r} must hold numbers, found {found}")
     return arr.astype(np.float64)
 
 

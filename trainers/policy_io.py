@@ -14,10 +14,10 @@ from trainers.checkpoints import newest_checkpoint
 from trainers.config import TrackingEnvConfig, env_config_from_jsonable
 from trainers.policy_errors import PolicyFileError
 from trainers.ppo.actor_critic import ActorCritic
-from trainers.ppo.config import ppo_config_from_jsonable
+from trainers.ppo.config import PPOConfig, ppo_config_from_jsonable
 from trainers.rsl_rl_adapter import RslRlPolicy, rsl_rl_policy
 
-__all__ = ["LoadedPolicy", "PolicyFileError", "find_checkpoint", "load_policy", "snapshot_run"]
+__all__ = ["LoadedPolicy", "PolicyFileError", "find_checkpoint", "load_policy", "read_run_config", "snapshot_run"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,35 @@ def find_checkpoint(run: str | Path) -> Path:
     if found is None:
         raise PolicyFileError(f"{run}: no checkpoint (model_*.pt) in this folder")
     return found
+
+
+def read_run_config(config_path: Path) -> tuple[dict, TrackingEnvConfig, PPOConfig]:
+    """A run's config.json: the record itself, its environment config (rewards required) and its PPO config.
+    Whatever is missing or malformed in it is reported naming that file, not the motion the run is used with."""
+    try:
+        config = json.loads(config_path.read_text())
+    except FileNotFoundError as exc:
+        raise PolicyFileError(
+            f"{config_path}: missing; a run folder holds config.json next to its checkpoints"
+        ) from exc
+    except (OSError, ValueError) as exc:
+        raise PolicyFileError(f"{config_path}: cannot read the run's config ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(config, dict):
+        raise PolicyFileError(f"{config_path}: must hold a JSON object, found {type(config).__name__}")
+    try:
+        return (
+            config,
+            env_config_from_jsonable(config["env"], str(config_path)),
+            ppo_config_from_jsonable(config["ppo"]),
+        )
+    except KeyError as exc:
+        raise PolicyFileError(
+            f"{config_path}: the run's config lacks the key {exc}; is this a run of this package?"
+        ) from exc
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise PolicyFileError(
+            f"{config_path}: not the config of a run of this package ({type(exc).__name__}: {exc})"
+        ) from exc
 
 
 def snapshot_run(run: str | Path, dest: str | Path) -> Path:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -36,8 +37,11 @@ class BatchError(AsapRetargetError):
 
 
 def _worker_main(conn: Connection, config: RetargetConfig) -> None:
-    # Ctrl-C reaches the whole process group; the driver decides what stops and kills workers.
+    # Ctrl-C reaches the whole process group; the driver decides what stops and kills workers. The worker was
+    # started with SIGINT blocked (see _sigint_blocked), so a Ctrl-C during its imports stayed pending: ignoring
+    # SIGINT before unblocking it discards that one too.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     warm_up(config)
     try:
         conn.send(("ready", None))
@@ -69,6 +73,39 @@ def _single_threaded_env():
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
+
+
+@contextmanager
+def _sigint_blocked():
+    """SIGINT blocked in this thread while it starts a worker: the child inherits the blocked mask through
+    fork and exec, so a Ctrl-C that lands while it imports (seconds, before `_worker_main` can ignore SIGINT)
+    cannot raise KeyboardInterrupt there and print a traceback."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
+def _sigint_deferred():
+    """A Ctrl-C that reaches the driver while it starts workers is acted on once they are started and listed.
+
+    Blocking the signal in this thread is not enough: another thread of the driver may take it, and Python then
+    raises KeyboardInterrupt here anyway, possibly before a worker was sent its start-up data (the worker then
+    dies with a traceback) or before it is listed for the driver to stop. The signal is noted and raised again,
+    through the handler that was in place, when the block ends."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is None:
+        yield  # only the main thread can install a handler; none of Python's own is in place to defer
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _exit_description(exitcode: int | None) -> str:
@@ -103,7 +140,7 @@ class ProcessExecutor:
     def _start(self) -> _Slot:
         parent, child = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(target=_worker_main, args=(child, self.config), daemon=True)
-        with _single_threaded_env():
+        with _single_threaded_env(), _sigint_blocked():
             process.start()
         child.close()
         return _Slot(process, parent)
@@ -139,8 +176,9 @@ class ProcessExecutor:
                 busy = sum(s.job is not None for s in slots)
                 if not queued and busy == 0 and exhausted:
                     return
-                while len(slots) < min(self.workers, busy + len(queued)):
-                    slots.append(self._start())
+                with _sigint_deferred():
+                    while len(slots) < min(self.workers, busy + len(queued)):
+                        slots.append(self._start())
                 wait([s.conn for s in slots] + [s.process.sentinel for s in slots], timeout=self._wait_s(slots))
                 for slot in list(slots):
                     outcome, dead = self._poll(slot)

@@ -36,7 +36,7 @@ import numpy as np
 from retarget.asap_pkl import RobotMotion, atomic_write
 from retarget.errors import ConfigError, MotionFileError
 from retarget.formats.base import CONVENTIONS, DEFAULT_OPTIONS, FormatOptions, LoadedMotion
-from retarget.formats.kinematics import body_poses, select_bodies
+from retarget.formats.kinematics import BodyPoses, body_poses, select_bodies
 from retarget.formats.motion_ops import check_frames, empty_human_joints, robot_for_joint_names
 from retarget.formats.orders import (
     CONSUMER_ROBOT,
@@ -45,6 +45,7 @@ from retarget.formats.orders import (
     consumer_order,
     holosoma_body_list,
 )
+from retarget.formats.tracking_checks import check_arrays, check_body_poses
 from retarget.formats.velocity import angular_velocity_w, linear_velocity
 from retarget.npz_io import load_npz_arrays, numeric_array, scalar_number
 from retarget.rotations import quat_normalize
@@ -183,6 +184,10 @@ def read(
             raise MotionFileError(path, "a holosoma motion needs 'joint_names' (holosoma reads joints by name)")
         names = list(consumer_order(found).joints)
     robot, columns = robot_for_joint_names(names, path)
+    bodies = _names(data, "body_names")
+    if bodies is None and found in ("beyondmimic", "mjlab"):
+        bodies = list(consumer_order(found).bodies)
+    check_arrays(path, data, None if bodies is None else len(bodies))
     if found == "holosoma":
         if joint_pos.shape[1] != _QPOS_ROOT + len(names):
             raise MotionFileError(
@@ -195,7 +200,6 @@ def read(
         for key in ("body_pos_w", "body_quat_w"):
             if key not in data:
                 raise MotionFileError(path, f"has no {key!r} to take the root pose from")
-        bodies = _names(data, "body_names")
         root = 0 if bodies is None else (bodies.index(ROOT_BODY) if ROOT_BODY in bodies else -1)
         if root < 0:
             raise MotionFileError(path, f"'body_names' has no {ROOT_BODY!r} to take the root pose from")
@@ -216,8 +220,11 @@ def read(
         dof_pos=dof,
         human_joints_w=human,
     )
-    if "joint_names" not in data:
-        _check_order_by_kinematics(path, motion, robot, np.asarray(data["body_pos_w"], dtype=np.float64), found)
+    if "body_pos_w" in data and "body_quat_w" in data and bodies is not None:
+        ours = body_poses(motion, robot)
+        if "joint_names" not in data:
+            _check_order_by_kinematics(path, ours, np.asarray(data["body_pos_w"], dtype=np.float64), found)
+        check_body_poses(path, data, bodies, ours, motion)
     return [LoadedMotion(motion, robot)]
 
 
@@ -227,17 +234,15 @@ LEG_ORDER_TOLERANCE_M = 0.02
 order. The G1 models of the consumers agree on the legs to 1e-6 m; a wrong order moves them by decimetres."""
 
 
-def _check_order_by_kinematics(
-    path: Path, motion: RobotMotion, robot: RobotSpec, pos_w: np.ndarray, dialect: str
-) -> None:
-    """Refuse a nameless file whose bodies do not follow from its joints in `dialect`'s order: the order
-    a caller states (``--from``) is checked, not trusted."""
+def _check_order_by_kinematics(path: Path, poses: BodyPoses, pos_w: np.ndarray, dialect: str) -> None:
+    """Refuse a nameless file whose bodies do not follow from its joints (`poses`: our forward kinematics of
+    them) in `dialect`'s order: the order a caller states (``--from``) is checked, not trusted."""
     bodies = consumer_order(dialect).bodies
     if pos_w.ndim != 3 or pos_w.shape[1] != len(bodies):
         raise MotionFileError(
             path, f"'body_pos_w' must be (T, {len(bodies)}, 3) in {dialect} order; found {pos_w.shape}"
         )
-    ours = select_bodies(body_poses(motion, robot), _LEG_BODIES)
+    ours = select_bodies(poses, _LEG_BODIES)
     theirs = pos_w[:, [bodies.index(n) for n in _LEG_BODIES]]
     error_m = float(np.abs(ours.pos_w - theirs).max())
     if error_m > LEG_ORDER_TOLERANCE_M:

@@ -20,6 +20,7 @@ why the order must be stated.
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -90,6 +91,8 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
     path = Path(path)
     if not path.is_file():
         raise MotionFileError(path, "file does not exist")
+    if path.stat().st_size == 0:
+        raise MotionFileError(path, "empty file: a motion CSV holds one row per frame")
     try:
         header = _read_header(path)
     except UnicodeDecodeError as exc:
@@ -111,9 +114,15 @@ def read(path: str | Path, options: FormatOptions = DEFAULT_OPTIONS) -> list[Loa
     if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not np.isfinite(fps) or fps <= 0:
         raise MotionFileError(path, f"the frame rate must be a positive number, found {fps!r}")
     try:
-        rows = np.loadtxt(path, delimiter=",", ndmin=2, comments="#")
+        with warnings.catch_warnings():
+            # numpy warns "input contained no data" (with its own source line) for a file of blank or "#" lines;
+            # that case is refused below in one line
+            warnings.simplefilter("ignore", UserWarning)
+            rows = np.loadtxt(path, delimiter=",", ndmin=2, comments="#")
     except (ValueError, UnicodeDecodeError) as exc:
         raise MotionFileError(path, f"not a numeric CSV ({exc})") from exc
+    if rows.size == 0:
+        raise MotionFileError(path, "empty file: no data rows (only blank or '#' lines); expected one row per frame")
     robot = load_robot_spec(header["robot"]) if "robot" in header else robot_for_dof(rows.shape[1] - 7, path)
     if rows.shape[1] != 7 + robot.num_dof:
         raise MotionFileError(

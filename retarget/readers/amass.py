@@ -94,8 +94,8 @@ def read_amass_npz(path: str | Path) -> SmplSequence:
         raise MotionFileError(path, "has zero frames")
     if "trans" not in data:
         raise MotionFileError(path, "missing key 'trans' (T, 3) root translation")
-    trans = np.asarray(data["trans"], dtype=np.float64) if np.asarray(data["trans"]).dtype.kind in "fiu" else None
-    if trans is None or trans.shape != (num_frames, 3):
+    trans = numeric_array(path, data, "trans", "AMASS clip")
+    if trans.shape != (num_frames, 3):
         raise MotionFileError(
             path, f"'trans' must have shape ({num_frames}, 3) to match the poses; found {np.shape(data['trans'])}"
         )

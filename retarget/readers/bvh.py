@@ -115,6 +115,15 @@ def _parse(path: Path, text: str) -> tuple[list[_Joint], np.ndarray, float]:
                             f"malformed BVH: joint {name!r} has unknown channels {unknown}; "
                             "expected X/Y/Z position and rotation channels",
                         )
+                if any(j.name == name for j in joints):
+                    # Joints are looked up by name (skeleton maps, the joints a retarget follows): a second
+                    # joint of the same name would silently stand for the first.
+                    clash = (
+                        f"the End Site of {joints[stack[-1]].name!r} gets the name {name!r} of another joint"
+                        if word == "End"
+                        else f"two joints are named {name!r}"
+                    )
+                    raise MotionFileError(path, f"malformed BVH: {clash} in the HIERARCHY; joint names must be unique")
                 joints.append(_Joint(name, stack[-1] if stack else -1, offset, channels))
                 stack.append(len(joints) - 1)
             elif word == "}":

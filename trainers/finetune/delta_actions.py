@@ -8,7 +8,8 @@ PD target q*(a) to Δa (N, D). They hold no trainable state: the learned MLP is 
 ``--delta`` specs: a learned model file ``DELTA.pt`` (:mod:`trainers.delta.learned`),
 ``analytic:PROFILE`` (the closed-form soft-joint Δa of a "real" profile), ``noise:STD`` (Gaussian
 action noise of that standard deviation, action units: the paper's ActionNoise ablation) or
-``constant:VALUE`` (every joint, action units — for checks).
+``constant:VALUE`` (every joint, action units — for checks). STD and VALUE must be finite and within
+:data:`MAX_DELTA_ACTION`; a spec outside it is refused when it is parsed, naming ``--delta``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
+from trainers.config import SimConfig
 from trainers.delta.analytic import stiffness_ratios
 from trainers.delta.learned import LearnedDelta
 from trainers.real.profiles import get_profile
@@ -27,6 +29,11 @@ from trainers.real.profiles import get_profile
 
 class DeltaSpecError(AsapRetargetError):
     """A ``--delta`` value that names no usable delta action."""
+
+
+MAX_DELTA_ACTION = SimConfig.action_clip
+"""Largest |VALUE| of ``constant:`` and STD of ``noise:`` [action units]. The simulator clips a + Δa to the action
+clip (±100 by default): a larger Δa pins every PD target to the clip, and inf or NaN reach the physics as NaN."""
 
 
 class DeltaAction(Protocol):
@@ -105,17 +112,24 @@ def load_delta_action(spec: str | Path, seed: int = 0) -> DeltaAction:
         except AsapRetargetError as exc:
             raise DeltaSpecError(f"--delta {text}: {exc}") from exc
     if text.startswith("noise:"):
-        try:
-            std = float(text.split(":", 1)[1])
-        except ValueError as exc:
-            raise DeltaSpecError(f"--delta {text}: the standard deviation is not a number") from exc
-        return NoiseDeltaAction(std, seed)
+        return NoiseDeltaAction(_spec_number(text, "the standard deviation", minimum=0.0), seed)
     if text.startswith("constant:"):
-        try:
-            return ConstantDeltaAction(float(text.split(":", 1)[1]))
-        except ValueError as exc:
-            raise DeltaSpecError(f"--delta {text}: the value is not a number") from exc
+        return ConstantDeltaAction(_spec_number(text, "the value", minimum=-MAX_DELTA_ACTION))
     path = Path(text)
     if not path.is_file():
         raise DeltaSpecError(f"{path}: no such delta model file (or use analytic:PROFILE / noise:STD / constant:VALUE)")
     return LearnedDeltaAction(LearnedDelta.load(path), name=f"learned:{path.name}")
+
+
+def _spec_number(text: str, what: str, minimum: float) -> float:
+    """The number after ``KIND:`` in a ``--delta`` spec, finite and in [`minimum`, MAX_DELTA_ACTION]."""
+    try:
+        value = float(text.split(":", 1)[1])
+    except ValueError as exc:
+        raise DeltaSpecError(f"--delta {text}: {what} is not a number") from exc
+    if not minimum <= value <= MAX_DELTA_ACTION:  # NaN fails both comparisons
+        raise DeltaSpecError(
+            f"--delta {text}: {what} must be a finite number from {minimum:g} to {MAX_DELTA_ACTION:g} action units "
+            f"(the simulator clips a + Δa to ±{MAX_DELTA_ACTION:g})"
+        )
+    return value

@@ -37,8 +37,7 @@ from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import DeltaAction, load_delta_action
 from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
-from trainers.policy_io import find_checkpoint
-from trainers.ppo.config import ppo_config_from_jsonable
+from trainers.policy_io import find_checkpoint, read_run_config
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.real.model import build_real_model
 from trainers.real.profiles import get_profile
@@ -79,7 +78,7 @@ def finetune_policy(
     """Fine-tune ``policy_run``'s checkpoint for ``iterations`` PPO iterations in simulator ``sim``."""
     import dataclasses
 
-    from trainers.config import env_config_from_jsonable, to_jsonable
+    from trainers.config import to_jsonable
 
     if sim not in SIMULATORS:
         raise ConfigError(f"--sim {sim!r}: valid choices are {', '.join(SIMULATORS)}")
@@ -103,16 +102,13 @@ def finetune_policy(
         real_name = real_profile
     other_engine = real_name is not None and get_profile(real_name).engine != "mujoco"
     ckpt = find_checkpoint(policy_run)
-    base_config = ckpt.parent / "config.json"
-    base = json.loads(base_config.read_text())
-    env_cfg = env_config_from_jsonable(base["env"], str(base_config))
+    base, env_cfg, ppo_cfg = read_run_config(ckpt.parent / "config.json")
     if num_threads is not None:
         env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=num_threads))
     if other_engine and env_cfg.domain_rand.enabled:
         # Domain randomization edits MuJoCo's model, which another engine does not read (and its state ignores
         # MuJoCo-side pushes): that robot is fine-tuned as it is, without randomization.
         env_cfg = dataclasses.replace(env_cfg, domain_rand=dataclasses.replace(env_cfg.domain_rand, enabled=False))
-    ppo_cfg = ppo_config_from_jsonable(base["ppo"])
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with FolderLock(run_dir, TRAIN_LOCK, "training", ConfigError):  # two runs interleaving one folder
