@@ -36,8 +36,10 @@ LOG_FRAMES = 25
 class Hostile:
     args: list[str]
     """The command line after `asap-retarget`."""
-    names: Path
-    """The file the one-line error must name."""
+    names: Path | None
+    """The file the one-line error must name (None: an option is wrong, and the line must name no file)."""
+    says: str = ""
+    """What else the line must name: the key or option at fault, or what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -662,6 +664,125 @@ EXTRA_CASES: tuple[FuzzCase, ...] = (
     FuzzCase("sim2sim_sidecar_unknown_robot", _sim2sim_sidecar(_full_sidecar(sim_robot="h1"))),
 )
 CASES = CASES + EXTRA_CASES
+
+
+# ---------------------------------------------------------------- wrong data, wrong blame, misleading messages
+
+
+def beyondmimic_npz(d: Path, name: str = "bm.npz", **overrides: np.ndarray) -> Path:
+    """The ASAP reference of CLIP as our writer writes it for BeyondMimic, then `overrides` (callables get the
+    written array and return the corrupted one)."""
+    import warnings
+
+    from retarget.formats import read_motions, write_motion
+    from retarget.formats.registry import FormatNote
+
+    (loaded,) = read_motions(asap_reference(CLIP))
+    clean = d / "clean.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FormatNote)  # 23 → 29 dof: the wrists are written as zero
+        write_motion(clean, loaded.motion, loaded.robot, "beyondmimic")
+    with np.load(clean) as npz:
+        data = {k: npz[k] for k in npz.files}
+    clean.unlink()
+    for key, change in overrides.items():
+        data[key] = change(data[key]) if callable(change) else change
+    path = d / name
+    with open(path, "wb") as fh:
+        np.savez(fh, **data)
+    return path
+
+
+def _zero_quaternions(quat_w: np.ndarray) -> np.ndarray:
+    quat_w = quat_w.copy()
+    quat_w[40:45, 7] = 0.0  # five frames of one body (the root's are refused as the motion's root already)
+    return quat_w
+
+
+def _knee_raised(pos_w: np.ndarray) -> np.ndarray:
+    from retarget.formats.orders import ISAACLAB_G1_BODIES
+
+    pos_w = pos_w.copy()
+    pos_w[:, ISAACLAB_G1_BODIES.index("left_knee_link"), 2] += 0.05  # 5 cm: above the 3 cm tolerance
+    return pos_w
+
+
+def _beyondmimic_case(field: str, **overrides: object) -> Callable[[Path], Hostile]:
+    def build(d: Path) -> Hostile:
+        src = beyondmimic_npz(d, **overrides)  # type: ignore[arg-type]
+        return Hostile(["convert", str(src), "-o", str(d / "out.pkl"), "--from", "beyondmimic"], src, field)
+
+    return build
+
+
+def _bvh_duplicate_joint(d: Path) -> Hostile:
+    bvh = short_bvh(d)
+    bvh.write_text(bvh.read_text().replace("JOINT LeftLeg", "JOINT LeftUpLeg", 1))
+    return Hostile(["convert", str(bvh), "-o", str(d / "out.npz"), "--bvh-unit", "cmu"], bvh, "'LeftUpLeg'")
+
+
+def _default_run_config(drop_env_key: str | None = None) -> str:
+    """The config.json `train track` writes, from the project's own default configs; minus one `env` key."""
+    from trainers.config import TrackingEnvConfig, to_jsonable
+    from trainers.ppo.config import PPOConfig
+
+    config = {"env": to_jsonable(TrackingEnvConfig()), "ppo": to_jsonable(PPOConfig())}
+    if drop_env_key is not None:
+        del config["env"][drop_env_key]
+    return json.dumps(config)
+
+
+def _finetune_delta(delta: str) -> Callable[[Path], Hostile]:
+    def build(d: Path) -> Hostile:
+        run = policy_run(d, _default_run_config(), torch_bytes({"model": {}}))
+        args = ["train", "finetune", "--policy", str(run), "--delta", delta, "--motion", str(ref_pkl(d))]
+        return Hostile([*args, "-o", str(d / "run2"), "--iterations", "1"], None, f"--delta {delta}: ")
+
+    return build
+
+
+def _finetune_config_without(key: str) -> Callable[[Path], Hostile]:
+    def build(d: Path) -> Hostile:
+        run = policy_run(d, _default_run_config(drop_env_key=key), torch_bytes({"model": {}}))
+        args = ["train", "finetune", "--policy", str(run), "--delta", "constant:0.1", "--motion", str(ref_pkl(d))]
+        return Hostile([*args, "-o", str(d / "run2"), "--iterations", "1"], run / "config.json", f"key {key!r}")
+
+    return build
+
+
+def _csv_empty(text: str) -> Callable[[Path], Hostile]:
+    def build(d: Path) -> Hostile:
+        src = _csv_text(text)(d)
+        args = ["convert", str(src), "-o", str(d / "out.pkl"), "--quat-order", "xyzw", "--in-fps", "30"]
+        return Hostile(args, src, "empty file")
+
+    return build
+
+
+def _amass_trans_strings(d: Path) -> Hostile:
+    with np.load(smpl_clip(CLIP)) as npz:
+        trans = npz["trans"].astype(str)  # the same numbers, written as text
+    src = clip_npz(d, trans=trans)
+    return Hostile(["retarget", str(src), "-o", str(d / "out.pkl")], src, "'trans' must hold numbers, found strings")
+
+
+LAST_CASES: tuple[FuzzCase, ...] = (
+    FuzzCase("convert_beyondmimic_zero_quaternions", _beyondmimic_case("'body_quat_w'", body_quat_w=_zero_quaternions)),
+    FuzzCase("convert_beyondmimic_bodies_off_kinematics", _beyondmimic_case("'body_pos_w'", body_pos_w=_knee_raised)),
+    FuzzCase(
+        "convert_beyondmimic_frame_counts",
+        _beyondmimic_case("'body_lin_vel_w' has 118", body_lin_vel_w=lambda v: v[:-1]),  # one frame short
+    ),
+    FuzzCase("convert_bvh_duplicate_joint_name", _bvh_duplicate_joint),
+    FuzzCase("train_finetune_delta_constant_inf", _finetune_delta("constant:inf")),
+    FuzzCase("train_finetune_delta_constant_nan", _finetune_delta("constant:nan")),
+    FuzzCase("train_finetune_delta_noise_1e308", _finetune_delta("noise:1e308")),
+    FuzzCase("train_finetune_run_config_without_sim", _finetune_config_without("sim")),
+    FuzzCase("convert_csv_empty", _csv_empty("")),
+    FuzzCase("convert_csv_only_comments", _csv_empty("# a header and nothing else\n\n")),
+    FuzzCase("retarget_amass_trans_strings", _amass_trans_strings),
+)
+CASES = CASES + LAST_CASES
 
 
 def main() -> None:

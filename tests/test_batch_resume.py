@@ -87,3 +87,42 @@ def test_sigkilled_batch_resumes_to_identical_outputs(tmp_path):
         assert without_times(out / "records" / record.name) == without_times(record)
     leftovers = [p for p in out.rglob(".*.tmp")]
     assert leftovers == []
+
+
+def _spawned_workers(pid: int) -> list[int]:
+    """Process ids of the batch workers (multiprocessing `spawn` children) of process `pid`."""
+    workers = []
+    for stat_path in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat_path.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat_path.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        if ppid == pid and b"spawn_main" in cmdline:
+            workers.append(int(stat_path.parent.name))
+    return workers
+
+
+INTERRUPT_DELAYS_S = (0.0, 0.1, 0.3)
+"""When Ctrl-C lands after the first worker appears: while the workers import the package (seconds), the moment
+before they can ignore SIGINT themselves, and while the driver is still starting the second one."""
+
+
+def test_ctrl_c_while_workers_start_exits_130_without_a_traceback(tmp_path):
+    src = tmp_path / "src"
+    make_short_clips(src, 4, frames=10)
+    for delay_s in INTERRUPT_DELAYS_S:
+        out = tmp_path / f"out_{delay_s}"
+        proc = _start(src, out)
+        deadline = time.monotonic() + 120
+        while not _spawned_workers(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert proc.poll() is None, "the batch ended before its workers started"
+        time.sleep(delay_s)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole process group
+        _, stderr_bytes = proc.communicate(timeout=120)
+        stderr = stderr_bytes.decode()
+        assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, f"at +{delay_s} s:\n{stderr}"
+        assert proc.returncode == 130, f"at +{delay_s} s: exit {proc.returncode}\n{stderr}"
+        interrupted = [line for line in stderr.splitlines() if line.startswith("interrupted")]
+        assert len(interrupted) == 1 and "rerun the same command to resume" in interrupted[0], stderr

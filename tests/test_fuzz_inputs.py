@@ -79,7 +79,12 @@ def check_refused(case: FuzzCase, folder: Path) -> None:
     assert "Traceback" not in out + err, f"{case.name}: {err[-3000:]}"
     assert code == 1, f"{case.name}: exit {code}\n{out[-2000:]}\n{err[-2000:]}"
     assert len(lines) == 1, f"{case.name}: expected one line, got {lines}"
-    assert hostile.names.name in lines[0], f"{case.name}: {lines[0]!r} does not name {hostile.names.name}"
+    if hostile.names is None:  # an option's value is at fault: no file may be blamed
+        blamed = [name for name in before if Path(name).name in lines[0]]
+        assert not blamed, f"{case.name}: {lines[0]!r} blames {blamed}"
+    else:
+        assert hostile.names.name in lines[0], f"{case.name}: {lines[0]!r} does not name {hostile.names.name}"
+    assert hostile.says in lines[0], f"{case.name}: {lines[0]!r} does not say {hostile.says!r}"
     assert folder_state(folder) == before, f"{case.name}: the folder changed"
 
 

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 
 from retarget.batch.clip import ClipJob, ClipOutcome, failed_outcome, retarget_clip, warm_up
@@ -79,7 +80,8 @@ def _single_threaded_env():
 def _sigint_blocked():
     """SIGINT blocked in this thread while it starts a worker: the child inherits the blocked mask through
     fork and exec, so a Ctrl-C that lands while it imports (seconds, before `_worker_main` can ignore SIGINT)
-    cannot raise KeyboardInterrupt there and print a traceback."""
+    cannot raise KeyboardInterrupt there and print a traceback. multiprocessing's resource tracker unblocks
+    SIGINT after starting itself, so it must be running before this block."""
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
@@ -140,6 +142,8 @@ class ProcessExecutor:
     def _start(self) -> _Slot:
         parent, child = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(target=_worker_main, args=(child, self.config), daemon=True)
+        # Started now, not inside process.start(): starting it unblocks SIGINT again (see _sigint_blocked).
+        resource_tracker.ensure_running()
         with _single_threaded_env(), _sigint_blocked():
             process.start()
         child.close()
