@@ -59,6 +59,32 @@ def test_beyondmimic_sample_bodies_match_our_forward_kinematics():
         assert np.abs(ours.pos_w[:, i] - data["body_pos_w"][:, theirs]).max() < tol, name
 
 
+def test_tracking_files_pass_the_forward_kinematics_check_with_margin(tmp_path):
+    """The tolerance convert refuses bodies at, against the files that must pass: holosoma's own sample (another
+    G1 model: its waist bodies 1 cm off) and our writer's files in each dialect (the same model: exact)."""
+    from conftest import asap_reference
+
+    from retarget.formats.tracking_checks import FK_ANGLE_TOLERANCE_RAD, FK_POSITION_TOLERANCE_M, body_pose_errors
+
+    def errors(path):
+        (loaded,) = read_motions(path)
+        data = dict(np.load(path))
+        names, error_m, error_rad = body_pose_errors(
+            data, list(data["body_names"]), body_poses(loaded.motion, loaded.robot)
+        )
+        return len(names), float(error_m.max()), float(error_rad.max())
+
+    count, error_m, error_rad = errors(NPZ)
+    assert count == 51 and 0.009 < error_m < FK_POSITION_TOLERANCE_M / 2.5 and error_rad < FK_ANGLE_TOLERANCE_RAD / 1000
+    (walk,) = read_motions(asap_reference("walk_level1_filter"))
+    for dialect in ("beyondmimic", "mjlab", "holosoma"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FormatNote)
+            path = write_motion(tmp_path / f"{dialect}.npz", walk.motion, walk.robot, dialect)
+        count, error_m, error_rad = errors(path)
+        assert count in (30, 51) and error_m < 1e-9 and error_rad < 1e-6, dialect
+
+
 def test_gmr_sample_joint_order_matches_its_own_body_positions():
     (loaded,) = read_motions(GMR)
     from retarget.formats.gmr_pkl import local_body_positions

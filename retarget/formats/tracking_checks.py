@@ -30,13 +30,14 @@ zero or scaled quaternion is not an orientation."""
 
 FK_POSITION_TOLERANCE_M = 0.03
 """How far a stored body origin may sit from our forward kinematics of the file's root pose and joint angles.
-Our writer's own files agree to 4e-16 m (39 bundled clips × 3 dialects); the bundled holosoma sample, made with
-holosoma's own G1 model, to 0.0100 m (its waist bodies, 9-10 mm from the unitree_ros URDF). Three times that
-leaves another consumer's G1 model room, while a body taken from another frame, joint or order is decimetres off."""
+Our writer's own files agree to 5e-16 m (39 bundled clips × 3 dialects); the bundled holosoma sample, made with
+holosoma's own G1 model, to 0.0103 m (its waist bodies, 9-10 mm from the unitree_ros URDF); measured by
+bench/bench_tracking_checks.py. About three times that leaves another consumer's G1 model room, while a body
+taken from another frame, joint or order is decimetres off."""
 
 FK_ANGLE_TOLERANCE_RAD = 0.01
 """How far a stored body orientation may be from our forward kinematics: our files agree to 8e-8 rad, the
-holosoma sample to 1.5e-6 rad."""
+holosoma sample to 1.5e-6 rad; a body quaternion taken from another body or frame is off by tenths of a radian."""
 
 
 def check_arrays(path: Path, data: dict[str, np.ndarray], num_bodies: int | None) -> None:
@@ -80,30 +81,37 @@ def check_arrays(path: Path, data: dict[str, np.ndarray], num_bodies: int | None
             )
 
 
-def check_body_poses(
-    path: Path, data: dict[str, np.ndarray], bodies: tuple[str, ...] | list[str], ours: BodyPoses, motion: RobotMotion
-) -> None:
-    """`body_pos_w` and `body_quat_w` (bodies named `bodies`, by position) where our forward kinematics `ours`
-    of the file's `motion` puts them. Bodies our G1 lacks (and holosoma's markers do not place) are skipped."""
+def body_pose_errors(
+    data: dict[str, np.ndarray], bodies: tuple[str, ...] | list[str], ours: BodyPoses
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(bodies compared, (T, K) position error [m], (T, K) orientation error [rad]) of the file's `body_pos_w`
+    and `body_quat_w` (bodies named `bodies`, by position) against our forward kinematics `ours`. Bodies our G1
+    lacks (and holosoma's markers do not place) are left out."""
     known = [(i, name) for i, name in enumerate(bodies) if name in ours.names or name in HOLOSOMA_MARKERS]
     if not known:
-        return
+        return [], np.zeros((len(ours.pos_w), 0)), np.zeros((len(ours.pos_w), 0))
     fk = select_bodies(ours, tuple(name for _, name in known), HOLOSOMA_MARKERS)
     index = [i for i, _ in known]
     pos_w = np.asarray(data["body_pos_w"], dtype=np.float64)[:, index]
-    error_m = np.linalg.norm(pos_w - fk.pos_w, axis=-1)
     quat_w = np.asarray(data["body_quat_w"], dtype=np.float64)[:, index]
     dot = np.abs(np.sum(quat_w / np.linalg.norm(quat_w, axis=-1, keepdims=True) * fk.quat_w, axis=-1))
-    error_rad = 2.0 * np.arccos(np.clip(dot, 0.0, 1.0))
+    return [name for _, name in known], np.linalg.norm(pos_w - fk.pos_w, axis=-1), 2.0 * np.arccos(dot.clip(0, 1))
+
+
+def check_body_poses(
+    path: Path, data: dict[str, np.ndarray], bodies: tuple[str, ...] | list[str], ours: BodyPoses, motion: RobotMotion
+) -> None:
+    """Refuse a file whose body poses are not where our forward kinematics `ours` of its `motion` puts them."""
+    names, error_m, error_rad = body_pose_errors(data, bodies, ours)
     for key, error, tolerance, unit in (
         ("body_pos_w", error_m, FK_POSITION_TOLERANCE_M, "m"),
         ("body_quat_w", error_rad, FK_ANGLE_TOLERANCE_RAD, "rad"),
     ):
-        if error.max() > tolerance:
+        if error.size and error.max() > tolerance:
             t, b = np.unravel_index(int(error.argmax()), error.shape)
             raise MotionFileError(
                 path,
-                f"{key!r} disagrees with 'joint_pos' by forward kinematics: body {known[b][1]!r} is "
+                f"{key!r} disagrees with 'joint_pos' by forward kinematics: body {names[b]!r} is "
                 f"{error.max():.3g} {unit} from where the joint angles put it (frame {t}; tolerance {tolerance:g} "
                 f"{unit}, in {int((error > tolerance).any(axis=1).sum())} of {motion.num_frames} frames)",
             )
