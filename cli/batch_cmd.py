@@ -7,8 +7,10 @@ robot); 2 usage error; 130 interrupted (rerun the same command to resume).
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,25 @@ def _clip_table(records) -> Table:
     return table
 
 
+def _interrupt_exits_130(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """Ctrl-C anywhere in the command (also while it imports the package or discovers clips, before any worker
+    runs): one line and exit code 130, never click's "Aborted!" with exit code 1."""
+
+    @functools.wraps(callback)
+    def wrapper(**kwargs: Any) -> Any:
+        try:
+            return callback(**kwargs)
+        except KeyboardInterrupt:
+            err_console.print(
+                f"interrupted; finished clips are kept in {kwargs['output']}; rerun the same command to resume",
+                highlight=False,
+                soft_wrap=True,
+            )
+            sys.exit(130)
+
+    return wrapper
+
+
 @click.command()
 @click.argument("source_dir", type=click.Path(path_type=Path), required=False)
 @click.option(
@@ -161,6 +182,7 @@ def _clip_table(records) -> Table:
 )
 @click.option("--quiet", is_flag=True, help="No progress bar; only the final line (and failures on stderr).")
 @click.option("--jsonl", is_flag=True, help="One JSON object per clip on stdout, then one for the batch.")
+@_interrupt_exits_130
 def batch(
     source_dir: Path | None,
     output: Path,
@@ -226,12 +248,8 @@ def batch(
     if not sources:
         raise click.UsageError(f"no .npz clips under {source_dir}")
     reporter = _Reporter("quiet" if quiet else "jsonl" if jsonl else "bar", len(sources))
-    try:
-        with reporter.progress:
-            result = run_batch(sources, output, config, options, on_event=reporter)
-    except KeyboardInterrupt:
-        err_console.print(f"interrupted; finished clips are kept in {output}; rerun the same command to resume")
-        sys.exit(130)
+    with reporter.progress:
+        result = run_batch(sources, output, config, options, on_event=reporter)
     if result.stale:
         where = f"moved into {output / STALE_DIR}" if move_stale else "removed"
         err_console.print(

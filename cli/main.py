@@ -23,6 +23,9 @@ class _Group(click.Group):
             message = " ".join(str(exc).split())
             err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
             sys.exit(1)
+        except KeyboardInterrupt:  # Ctrl-C: the shell's code for SIGINT, not click's "Aborted!" and exit code 1
+            err_console.print("interrupted", highlight=False)
+            sys.exit(130)
 
 
 @click.group(cls=_Group)
