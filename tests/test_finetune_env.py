@@ -135,6 +135,22 @@ def test_delta_specs(tmp_path):
         load_delta_action(tmp_path / "missing.pt")
     with pytest.raises(DeltaSpecError, match="constant:x"):
         load_delta_action("constant:x")
+    # Finite and within the action clip the simulator applies to a + Δa, or refused naming the option.
+    from trainers.config import SimConfig
+
+    clip = SimConfig().action_clip
+    assert load_delta_action(f"constant:{-clip:g}").name == f"constant:{-clip:g}"
+    assert load_delta_action(f"noise:{clip:g}").name == f"noise:{clip:g}"
+    for spec in (
+        "constant:inf",
+        "constant:-inf",
+        "constant:nan",
+        f"constant:{clip * 1.01:g}",
+        "noise:1e308",
+        "noise:nan",
+    ):
+        with pytest.raises(DeltaSpecError, match=f"^--delta {spec}: .* finite number"):
+            load_delta_action(spec)
     (tmp_path / "bad.pt").write_bytes(b"not torch")
     with pytest.raises(Exception, match="bad.pt: not a delta model file"):
         load_delta_action(tmp_path / "bad.pt")
