@@ -16,13 +16,14 @@ from trajectories import frames
 from cli.main import main
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
-from trainers.config import TrackingEnvConfig
+from trainers.config import ActionOffset, SimConfig, TrackingEnvConfig
+from trainers.defaults import DEFAULT_NUM_THREADS
 from trainers.delta.collect import collect_rollouts
-from trainers.delta.collection import write_collection
+from trainers.delta.collection import read_collection, write_collection
 from trainers.delta.dynamics import DeltaDynamics, DeltaDynamicsConfig, dynamics_labels, fit_delta_dynamics
 from trainers.delta.learned import DeltaMLP, DeltaModelError
 from trainers.delta.one_step import one_step_rms, predict_next, recorded_next, transitions
-from trainers.delta.sysid import SysIdConfig, identify, profile_from_parameters
+from trainers.delta.sysid import SysIdConfig, identify, profile_from_parameters, recorded_sim_config
 from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config
 from trainers.finetune.delta_actions import DeltaSpecError, NoiseDeltaAction, load_delta_action
@@ -292,3 +293,28 @@ def test_delta_env_passes_the_previous_nominal_target_and_the_start_pose_after_a
     restarted = rec.seen[-1][0]
     np.testing.assert_array_equal(restarted[0], rec.seen[-2][1][0])  # env 0 goes on from its last target
     assert not np.allclose(restarted[1], rec.seen[-2][1][1])  # env 1 restarted from its new start pose
+
+
+def test_sysid_replays_with_the_simconfig_the_rollouts_were_recorded_with(refs, tmp_path):
+    """Rollouts of a run at another decimation and action offset: `delta sysid` steps its replay as they were
+    stepped, so the nominal robot that made them reproduces them (with the default SimConfig it would not)."""
+    env_cfg = TrackingEnvConfig()
+    sim = dataclasses.replace(env_cfg.sim, decimation=2, action_offset=ActionOffset.DEFAULT_POSE)
+    (traj,) = collect_rollouts(None, refs, "nominal", dataclasses.replace(env_cfg, sim=sim)).values()
+    coll = write_collection(tmp_path / "collect.pkl", {"squat__0": frames(traj, slice(20))})
+    (read,) = read_collection(coll).values()
+    assert recorded_sim_config([read]) == dataclasses.replace(sim, num_threads=DEFAULT_NUM_THREADS)
+    assert recorded_sim_config([rollouts_without_config(read)]) == SimConfig()
+    out = CliRunner().invoke(
+        main, ["delta", "sysid", str(coll), "-o", str(tmp_path / "s.json"), "--max-transitions", "8"]
+    )
+    assert out.exit_code == 0, out.output
+    rms_nominal = float(out.output.split("one-step residual RMS ")[1].split()[0])
+    pairs = transitions([read])
+    default_rms = one_step_rms(build_real_model("nominal"), pairs)  # stepped with the default SimConfig
+    assert rms_nominal < 1e-5 < default_rms
+
+
+def rollouts_without_config(traj):
+    """The trajectory as a robot log holds it: no SimConfig recorded."""
+    return dataclasses.replace(traj, sim_config_json="")

@@ -263,6 +263,13 @@ def reward_config_from_jsonable(
         raise ConfigError(f"{source}: the saved reward is not a tracking/penalties record ({exc!r})") from exc
 
 
+def sim_config_from_jsonable(data: dict[str, Any]) -> SimConfig:
+    """Rebuild a saved :class:`SimConfig` (``to_jsonable`` of one)."""
+    sim = dict(data)
+    sim["action_offset"] = ActionOffset(sim["action_offset"])
+    return SimConfig(**sim)
+
+
 def env_config_from_jsonable(
     data: dict[str, Any], source: str = "config", *, rewards_required: bool = True, reward_fns: tuple[ErrorFn, ...] = ()
 ) -> TrackingEnvConfig:
@@ -274,8 +281,6 @@ def env_config_from_jsonable(
     """
     from retarget.errors import ConfigError
 
-    sim = dict(data["sim"])
-    sim["action_offset"] = ActionOffset(sim["action_offset"])
     dr = lists_as_tuples(data["domain_rand"])
     if "reward" not in data:
         if rewards_required:
@@ -289,7 +294,7 @@ def env_config_from_jsonable(
                 raise
             reward = RewardConfig()
     return TrackingEnvConfig(
-        sim=SimConfig(**sim),
+        sim=sim_config_from_jsonable(data["sim"]),
         obs=ObsConfig(**data["obs"]),
         reward=reward,
         curriculum=CurriculumConfig(**data["curriculum"]),

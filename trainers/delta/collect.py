@@ -10,6 +10,7 @@ default ``reference_pose`` action offset) when there is no policy yet.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 
 from robots.registry import load_robot_spec
-from trainers.config import TrackingEnvConfig
+from trainers.config import TrackingEnvConfig, to_jsonable
 from trainers.delta.collection import Trajectory, write_collection
 from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config
@@ -80,6 +81,7 @@ def collect_rollouts(
         active &= ~dones.numpy()
     alive_mask = np.stack(alive)  # (T, N) environment n still running at frame t
     out: dict[str, Trajectory] = {}
+    sim_json = json.dumps(to_jsonable(cfg.sim))
     for i in range(n):
         rows = np.flatnonzero(alive_mask[:, i])
         pick = {k: np.stack([frames[t][k][i] for t in rows]) for k in frames[0]}
@@ -89,6 +91,7 @@ def collect_rollouts(
             fps=1.0 / env.policy_dt_s,
             action_scale=cfg.sim.action_scale,
             source=f"real:{prof.name}",
+            sim_config_json=sim_json,
             **pick,
         )
     return out

@@ -23,6 +23,7 @@ phase               (T,) f32        motion phase φ ∈ [0, 1] of the reference 
 motion_id           str             the motion-library clip that was tracked
 action_scale        float           ``SimConfig.action_scale`` (Δa in actions = Δq* / this)
 source              str             ``"real:<profile>"`` or the lab's description of the robot
+sim_config          str (optional)  the rollout's ``SimConfig`` as JSON; absent in robot logs
 ==================  ==============  ==========================================================
 
 Written with :func:`retarget.asap_pkl.atomic_write` and joblib; read back through
@@ -88,6 +89,9 @@ class Trajectory:
     """(T,)."""
     action_scale: float = 0.25
     source: str = ""
+    sim_config_json: str = ""
+    """The ``SimConfig`` the rollout was simulated with, as JSON (empty for a robot log): what a replay of it
+    (system identification) must step with."""
 
     @property
     def num_frames(self) -> int:
@@ -110,6 +114,8 @@ def trajectory_to_clip(traj: Trajectory, robot: RobotSpec) -> dict[str, Any]:
         action_scale=float(traj.action_scale),
         source=str(traj.source),
     )
+    if traj.sim_config_json:
+        clip["sim_config"] = traj.sim_config_json
     return clip
 
 
@@ -170,6 +176,7 @@ def _clip_to_trajectory(path: Path, key: str, clip: dict[str, Any]) -> Trajector
         phase=arrays["phase"],
         action_scale=float(clip["action_scale"]),
         source=str(clip["source"]),
+        sim_config_json=str(clip.get("sim_config", "")),
     )
 
 

@@ -13,12 +13,15 @@ The result is a :class:`~trainers.real.profiles.RealProfile` written as JSON, wh
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from trainers.config import SimConfig
+from trainers.config import SimConfig, sim_config_from_jsonable
+from trainers.defaults import DEFAULT_NUM_THREADS
 from trainers.delta.collection import Trajectory
 from trainers.delta.gain_models import GainEditedModels
 from trainers.delta.one_step import recorded_next, transitions
@@ -82,6 +85,25 @@ def profile_from_parameters(params: dict[str, float], name: str = "sysid") -> Re
     )
 
 
+def recorded_sim_config(trajs: list[Trajectory]) -> SimConfig:
+    """The ``SimConfig`` the rollouts were simulated with (the default for robot logs, which record none).
+
+    A replay must step as the recording did: another decimation or action offset would make every candidate
+    model mispredict by the same mismatch, and the search would fit the mismatch instead of the robot.
+    """
+    from retarget.errors import ConfigError
+
+    # Threads change no trajectory; rollouts collected on machines of different sizes replay alike.
+    recorded = {
+        dataclasses.replace(sim_config_from_jsonable(json.loads(t.sim_config_json)), num_threads=DEFAULT_NUM_THREADS)
+        for t in trajs
+        if t.sim_config_json
+    }
+    if len(recorded) > 1:
+        raise ConfigError("the rollouts were simulated with different SimConfigs; identify each set on its own")
+    return recorded.pop() if recorded else SimConfig()
+
+
 def identify(
     trajs: list[Trajectory],
     cfg: SysIdConfig | None = None,
@@ -90,6 +112,7 @@ def identify(
 ) -> SysIdResult:
     """Coordinate descent of the one-step error over the parameter grids, from the nominal robot."""
     cfg = SysIdConfig() if cfg is None else cfg
+    sim = recorded_sim_config(trajs) if sim is None else sim
     pairs = transitions(trajs)
     if not pairs:
         raise ValueError("system identification needs at least one recorded transition")
@@ -103,8 +126,7 @@ def identify(
     params = {**{f"kp_{g}": 1.0 for g in KP_GROUPS}, "delay_physics_steps": 0.0, "torso_mass_offset_kg": 0.0}
     cache: dict[tuple, float] = {}
     models = GainEditedModels(sim)
-    # Stepped with the default SimConfig, as one_step_rms steps any model it is given.
-    replay = PreparedReplay(pairs)
+    replay = PreparedReplay(pairs, sim)
 
     def cost(p: dict[str, float]) -> float:
         key = tuple(sorted(p.items()))
