@@ -126,7 +126,7 @@ def train_run(library: Path, run_dir: Path, seed: int, s: TrainSettings, target_
         "-o",
         str(run_dir),
         "--iterations",
-        str(target_iterations - done),
+        str(target_iterations),  # the run's total: the CLI resumes at `done`
         "--num-envs",
         str(s.num_envs),
         "--seed",

@@ -34,8 +34,16 @@ def _eta_text(event) -> str:
     processed = event.finished - event.skipped
     if processed == 0:
         return "ETA -"
-    left_s = event.elapsed_s / processed * (event.total - event.finished)
+    spent_s = event.work_s if event.work_s > 0 else event.elapsed_s  # start-up is paid once, not per clip
+    left_s = spent_s / processed * (event.total - event.finished)
     return f"ETA {int(left_s // 60)}:{int(left_s % 60):02d}"
+
+
+def clip_rate_text(event) -> str:
+    """Output frames per wall second of clip work (worker start-up and the one-time solver build excluded)."""
+    if event.work_s <= 0:
+        return "-"
+    return f"{event.frames / event.work_s:.0f}"
 
 
 class _Reporter:
@@ -55,6 +63,7 @@ class _Reporter:
             disable=mode != "bar",
         )
         self.task = self.progress.add_task("clips", total=total, failed=0, skipped=0, fps="-", eta="ETA -")
+        self.startup_shown = False
 
     def __call__(self, event) -> None:
         if self.mode == "jsonl":
@@ -62,13 +71,19 @@ class _Reporter:
             row.update(event.record.to_json_dict())
             print(json.dumps(row), flush=True)
         elif self.mode == "bar":
-            fps = event.frames / event.elapsed_s if event.elapsed_s > 0 else 0.0
+            if event.work_s > 0 and not self.startup_shown:  # its own step, so no rate counts it
+                self.startup_shown = True
+                self.progress.console.print(
+                    f"workers started in {event.startup_s:.1f} s (start-up and one-time solver build; "
+                    "not counted in frames/s)",
+                    highlight=False,
+                )
             self.progress.update(
                 self.task,
                 completed=event.finished,
                 failed=event.failed,
                 skipped=event.skipped,
-                fps=f"{fps:.0f}",
+                fps=clip_rate_text(event),
                 eta=_eta_text(event),
             )
 

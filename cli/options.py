@@ -55,13 +55,14 @@ def seed_option(default: int = 0) -> Callable[[F], F]:
     )
 
 
-def threads_option(default: int = DEFAULT_NUM_THREADS) -> Callable[[F], F]:
+def threads_option(default: int | None = DEFAULT_NUM_THREADS, unset: str = "") -> Callable[[F], F]:
+    """``--threads``; ``default=None`` with ``unset`` saying what None means (e.g. the pre-trained run's)."""
     return click.option(
         "--threads",
         type=click.IntRange(min=0),
         default=default,
-        show_default=True,
-        help="MuJoCo threads stepping the environments (0: all CPUs).",
+        show_default=default is not None,
+        help="MuJoCo threads stepping the environments (0: all CPUs)" + (f"; default: {unset}." if unset else "."),
     )
 
 

@@ -9,6 +9,13 @@ import click
 
 from cli.common import console
 from cli.options import num_envs_option, policy_option, real_option, seed_option, threads_option
+from trainers.defaults import (
+    DEFAULT_CHECKPOINT_EVERY,
+    DEFAULT_TRACK_ITERATIONS,
+    DEFAULT_TRACK_NUM_ENVS,
+    ITERATIONS_CONVENTION,
+)
+from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS
 
 
 @click.group()
@@ -26,8 +33,14 @@ def train() -> None:
     required=True,
     help="Run folder (resumes if it has a checkpoint).",
 )
-@click.option("--iterations", type=click.IntRange(min=1), default=500, show_default=True, help="PPO iterations.")
-@num_envs_option(64)
+@click.option(
+    "--iterations",
+    type=click.IntRange(min=1),
+    default=DEFAULT_TRACK_ITERATIONS,
+    show_default=True,
+    help=f"PPO iterations. {ITERATIONS_CONVENTION}",
+)
+@num_envs_option(DEFAULT_TRACK_NUM_ENVS)
 @seed_option()
 @threads_option()
 @click.option(
@@ -51,7 +64,7 @@ def train() -> None:
     default=None,
     help="Stop after this wall-clock budget (checkpoint written), even if iterations remain.",
 )
-@click.option("--checkpoint-every", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=DEFAULT_CHECKPOINT_EVERY, show_default=True)
 @click.option(
     "--ppo",
     type=click.Choice(["ours", "rsl-rl"]),
@@ -136,9 +149,12 @@ def track(
             checkpoint_every=checkpoint_every,
             max_minutes=max_minutes,
         )
-    last = result.rows[-1]
     if result.resumed_from is not None:
         console.print(f"resumed from {result.resumed_from}")
+    if not result.rows:
+        console.print(f"{output} already holds {iterations} iterations (--iterations counts the run's total)")
+        return
+    last = result.rows[-1]
     console.print(
         f"{last['iteration']} iterations, {last['env_steps']} env steps in {last['wall_s']:.0f} s; "
         f"mean episode return {last['mean_episode_return']:.1f}, length {last['mean_episode_length']:.0f} steps"
@@ -167,10 +183,16 @@ def track(
     "or an identified sysid.json (SysID), needs --real; dynamics: nominal + Δs (DeltaDynamics).",
 )
 @real_option("real_profile", default=None, help_text='--sim real: the "real" profile name or an identified sysid.json.')
-@click.option("--iterations", type=click.IntRange(min=1), default=100, show_default=True, help="PPO iterations.")
+@click.option(
+    "--iterations",
+    type=click.IntRange(min=1),
+    default=DEFAULT_FINETUNE_ITERATIONS,
+    show_default=True,
+    help=f"PPO iterations of the fine-tuning, counted from the pre-trained checkpoint. {ITERATIONS_CONVENTION}",
+)
 @num_envs_option(None, "Parallel simulated environments (default: the pre-trained run's)")
 @seed_option()
-@threads_option()
+@threads_option(None, "the pre-trained run's")
 def finetune(
     policy_run: Path,
     delta: str | None,
@@ -182,7 +204,7 @@ def finetune(
     iterations: int,
     num_envs: int | None,
     seed: int,
-    threads: int,
+    threads: int | None,
 ) -> None:
     """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""
     from trainers.finetune.finetune import finetune_policy

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from test_batch_helpers import MARKER_NAME, make_bad_clips, make_short_clips, output_bytes, tree_digest, without_times
 
+from cli.batch_cmd import clip_rate_text
 from cli.main import main as cli_main
 from retarget.asap_pkl import motion_to_asap_dict, read_motion_library
 from retarget.batch import BatchOptions, find_clips, run_batch
@@ -58,6 +59,12 @@ def test_process_pool_gives_identical_bytes_and_a_complete_manifest(clips, inlin
     assert without_times(tmp_path / "manifest.json") == without_times(inline_out / "manifest.json")
     assert [r.clip for r in result.records] == [p.stem for p in clips]
     assert sorted(e.finished for e in seen) == [1, 2, 3, 4] and seen[-1].frames == sum(r.frames for r in result.records)
+    # Rates count clip work only: the workers' start-up (spawn, model build, warm-up) is its own step.
+    first, last = seen[0], seen[-1]
+    assert first.startup_s > 0 and first.work_s == pytest.approx(first.record.seconds, abs=0.05)
+    assert last.startup_s + last.work_s == pytest.approx(last.elapsed_s, abs=1e-6)
+    assert last.work_s <= sum(r.seconds for r in result.records) + 0.05
+    assert clip_rate_text(last) == f"{last.frames / last.work_s:.0f}"
     # The streamed combined library holds exactly the per-clip libraries.
     library = read_motion_library(tmp_path / "motion_library.pkl")
     assert list(library) == sorted(p.stem for p in clips)

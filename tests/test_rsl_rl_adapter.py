@@ -221,7 +221,10 @@ def test_cli_training_writes_loadable_checkpoints_and_resumes(tmp_path, model_an
     assert result.exit_code == 1 and "rsl-rl" in result.output
     assert (run / "config.json").read_bytes() == before
 
-    res = train_track_rsl_rl(asap_reference(CLIP), run, iterations=1, num_envs=NUM_ENVS, env_cfg=env_cfg)
+    # The run's total, as train_track counts: 2 done, so 2 trains nothing and 3 trains one more.
+    res = train_track_rsl_rl(asap_reference(CLIP), run, iterations=2, num_envs=NUM_ENVS, env_cfg=env_cfg)
+    assert res.resumed_from == run / "model_1.pt" and res.rows == []
+    res = train_track_rsl_rl(asap_reference(CLIP), run, iterations=3, num_envs=NUM_ENVS, env_cfg=env_cfg)
     assert res.resumed_from == run / "model_1.pt" and res.rows[0]["iteration"] == 3
     assert (run / "model_2.pt").exists()
     resumed = torch.load(run / "model_2.pt", weights_only=True)

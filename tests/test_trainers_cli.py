@@ -40,8 +40,12 @@ def test_train_track_then_eval_and_export(tmp_path):
     )
     rows = list(csv.DictReader((run / "learning_curve.csv").open()))
     assert len(rows) == 1 and int(rows[0]["env_steps"]) == 4 * 24
-    # Training again into the same folder resumes.
+    # --iterations counts the run's total: the same command again trains nothing, a larger total resumes.
     result = cli.invoke(main, args)
+    assert result.exit_code == 0 and "already holds 1 iterations" in result.output, result.output
+    assert [r["iteration"] for r in csv.DictReader((run / "learning_curve.csv").open())] == ["1"]
+    at = args.index("--iterations") + 1
+    result = cli.invoke(main, [*args[:at], "2", *args[at + 1 :]])
     assert result.exit_code == 0 and "resumed from" in result.output
     assert [r["iteration"] for r in csv.DictReader((run / "learning_curve.csv").open())] == ["1", "2"]
 

@@ -4,3 +4,15 @@ from __future__ import annotations
 
 DEFAULT_NUM_THREADS = 2
 """MuJoCo threads stepping the batched environments (``SimConfig.num_threads``, ``--threads``)."""
+
+ITERATIONS_CONVENTION = (
+    "The run's total: a folder that holds a checkpoint resumes and trains only the iterations it lacks "
+    "(rerunning the same command finishes an interrupted run; a finished one trains nothing)."
+)
+"""How every ``--iterations`` counts (``train track``, ``train finetune``, ``loop``), said once for their --help."""
+DEFAULT_TRACK_ITERATIONS = 500
+"""PPO iterations of ``train track`` / ``train_track`` (a run's total; 500 × 64 envs × 24 steps ≈ 0.8 M steps)."""
+DEFAULT_TRACK_NUM_ENVS = 64
+"""Parallel environments of ``train track`` / ``train_track``."""
+DEFAULT_CHECKPOINT_EVERY = 50
+"""Iterations between the numbered checkpoints of a training run (``--checkpoint-every``)."""

@@ -27,6 +27,7 @@ from retarget.atomic_io import check_output_folder
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig
+from trainers.defaults import DEFAULT_CHECKPOINT_EVERY, DEFAULT_TRACK_ITERATIONS, DEFAULT_TRACK_NUM_ENVS
 from trainers.env import TrackingEnv
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.runner import append_learning_curve
@@ -95,13 +96,13 @@ def train_track_rsl_rl(
     library: str | Path,
     run_dir: str | Path,
     clip: str | None = None,
-    iterations: int = 100,
-    num_envs: int = 64,
+    iterations: int = DEFAULT_TRACK_ITERATIONS,
+    num_envs: int = DEFAULT_TRACK_NUM_ENVS,
     seed: int = 0,
     env_cfg: TrackingEnvConfig | None = None,
     ppo_cfg: PPOConfig | None = None,
     on_iteration: Callable[[dict], None] | None = None,
-    checkpoint_every: int = 50,
+    checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     max_minutes: float | None = None,
 ) -> TrainResult:
     """``train_track`` with rsl_rl's ``OnPolicyRunner`` and PPO (settings: :func:`rsl_rl_train_cfg` of ``ppo_cfg``).
@@ -154,7 +155,10 @@ def train_track_rsl_rl(
 
         runner.logger.log = log_and_record  # rsl_rl has no per-iteration callback; its logger is the one hook
         try:
-            runner.learn(iterations)  # its console report goes through logger.log, into the console log
+            # The run's total, as train_track counts: resumed at current_learning_iteration completed iterations.
+            remaining = max(0, iterations - runner.current_learning_iteration)
+            if remaining:
+                runner.learn(remaining)  # its console report goes through logger.log, into the console log
         except _BudgetSpent:
             runner.save(str(run_dir / f"model_{runner.current_learning_iteration}.pt"))
         finally:

@@ -23,6 +23,7 @@ from retarget.folder_lock import FolderLock
 from robots.registry import load_robot_spec
 from trainers.checkpoints import TRAIN_LOCK, newest_checkpoint
 from trainers.config import TrackingEnvConfig, to_jsonable
+from trainers.defaults import DEFAULT_CHECKPOINT_EVERY, DEFAULT_TRACK_ITERATIONS, DEFAULT_TRACK_NUM_ENVS
 from trainers.env import TrackingEnv
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.runner import OnPolicyRunner
@@ -45,18 +46,21 @@ def train_track(
     library: str | Path,
     run_dir: str | Path,
     clip: str | None = None,
-    iterations: int = 100,
-    num_envs: int = 64,
+    iterations: int = DEFAULT_TRACK_ITERATIONS,
+    num_envs: int = DEFAULT_TRACK_NUM_ENVS,
     seed: int = 0,
     env_cfg: TrackingEnvConfig | None = None,
     ppo_cfg: PPOConfig | None = None,
     on_iteration: Callable[[dict], None] | None = None,
-    checkpoint_every: int = 50,
+    checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     max_minutes: float | None = None,
 ) -> TrainResult:
-    """Train a tracking policy on ``library`` (or one ``clip`` of it) for ``iterations`` PPO iterations.
+    """Train a tracking policy on ``library`` (or one ``clip`` of it) up to ``iterations`` PPO iterations in all.
 
-    ``max_minutes`` ends the call earlier, after the first iteration past that wall-clock budget.
+    ``iterations`` counts the run's total (:data:`trainers.defaults.ITERATIONS_CONVENTION`): a folder that holds a
+    checkpoint resumes and trains only the iterations it lacks, so rerunning the same call after an interruption
+    finishes the run and rerunning a finished one trains nothing. ``max_minutes`` ends the call earlier, after the
+    first iteration past that wall-clock budget.
     """
     env_cfg = TrackingEnvConfig() if env_cfg is None else env_cfg
     ppo_cfg = PPOConfig() if ppo_cfg is None else ppo_cfg
@@ -79,8 +83,9 @@ def train_track(
         if resumed is not None:
             runner.resume(resumed)
         max_wall_s = None if max_minutes is None else 60.0 * max_minutes
+        remaining = max(0, iterations - runner.iteration)
         rows = runner.learn(
-            iterations, on_iteration=on_iteration, checkpoint_every=checkpoint_every, max_wall_s=max_wall_s
+            remaining, on_iteration=on_iteration, checkpoint_every=checkpoint_every, max_wall_s=max_wall_s
         )
         plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
     return TrainResult(run_dir, rows, resumed)

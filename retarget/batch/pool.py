@@ -246,6 +246,13 @@ class InlineExecutor:
     """Clips one after another in this process: for debugging and profiling only (no crash
     isolation, no timeout)."""
 
+    def __init__(self, config: RetargetConfig | None = None):
+        self.config = config
+
     def map_unordered(self, jobs: Iterable[ClipJob]) -> Iterator[ClipOutcome]:
+        config = self.config
         for job in jobs:
+            if config is not None:  # as a pool worker does: the one-time start-up before the first clip, not in it
+                warm_up(config)
+                config = None
             yield retarget_clip(job)

@@ -135,6 +135,13 @@ class BatchEvent:
     frames: int
     """Output frames of the clips processed (not skipped) so far in this run."""
     elapsed_s: float
+    """Wall seconds since the batch started, worker start-up included."""
+    work_s: float = 0.0
+    """Wall seconds of clip work: since the first clip started in a worker (0 before any clip was processed).
+    Rates are ``frames / work_s``: the one-time start-up (worker spawn, solver build) is :attr:`startup_s`."""
+    startup_s: float = 0.0
+    """Wall seconds from the batch's start to its first clip starting: worker start-up and the one-time solver
+    build (0 before any clip was processed)."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +209,7 @@ def _remove_stale_temp_files(out_dir: Path) -> None:
 
 def _executor(options: BatchOptions, config: RetargetConfig):
     if options.executor == "inline":
-        return InlineExecutor()
+        return InlineExecutor(config)
     if options.executor == "ray":
         from retarget.batch.ray import RayExecutor
 
@@ -232,12 +239,16 @@ def run_batch(
     index_of = {name: i for i, name in reversed(list(enumerate(names)))}  # first source of each name
     counts = {"failed": 0, "skipped": 0, "frames": 0}
     start = time.monotonic()
+    work_start: list[float] = []  # when the earliest processed clip started in its worker
 
     def emit(kind: str, index: int, record: ClipRecord) -> None:
+        now = time.monotonic()
         records[index] = record
         counts["failed"] += not record.ok
         counts["skipped"] += kind == "skipped"
         counts["frames"] += record.frames if kind == "done" else 0
+        if kind == "done" and record.seconds > 0:  # a clip's seconds exclude its worker's warm-up (pool.py)
+            work_start[:] = [min([*work_start, max(start, now - record.seconds)])]
         if on_event is not None:
             event = BatchEvent(
                 kind,
@@ -247,7 +258,9 @@ def run_batch(
                 counts["failed"],
                 counts["skipped"],
                 counts["frames"],
-                time.monotonic() - start,
+                now - start,
+                now - work_start[0] if work_start else 0.0,
+                work_start[0] - start if work_start else 0.0,
             )
             on_event(event)
 

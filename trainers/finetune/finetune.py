@@ -32,6 +32,8 @@ from retarget.errors import ConfigError
 from retarget.folder_lock import FolderLock
 from robots.registry import load_robot_spec
 from trainers.checkpoints import TRAIN_LOCK
+from trainers.defaults import DEFAULT_CHECKPOINT_EVERY
+from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS
 from trainers.delta.dynamics import DeltaDynamics
 from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import DeltaAction, load_delta_action
@@ -68,14 +70,15 @@ def finetune_policy(
     sim: str = "delta",
     real_profile: str | None = None,
     clip: str | None = None,
-    iterations: int = 100,
+    iterations: int = DEFAULT_FINETUNE_ITERATIONS,
     num_envs: int | None = None,
     seed: int = 0,
     num_threads: int | None = None,
     on_iteration: Callable[[dict], None] | None = None,
-    checkpoint_every: int = 50,
+    checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
 ) -> FinetuneResult:
-    """Fine-tune ``policy_run``'s checkpoint for ``iterations`` PPO iterations in simulator ``sim``."""
+    """Fine-tune ``policy_run``'s checkpoint in simulator ``sim`` up to ``iterations`` PPO iterations in all, counted
+    from that checkpoint (:data:`trainers.defaults.ITERATIONS_CONVENTION`: rerunning into ``run_dir`` resumes)."""
     import dataclasses
 
     from trainers.config import to_jsonable

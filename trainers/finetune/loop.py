@@ -89,10 +89,15 @@ def run_loop(
     def pretrain() -> dict:
         from trainers.train import train_track
 
-        remaining = cfg.pretrain_iterations - _policy_iteration(pre_ckpt)
-        if remaining > 0:
+        if _policy_iteration(pre_ckpt) < cfg.pretrain_iterations:
             train_track(
-                motion, pre_dir, clip=clip, iterations=remaining, num_envs=cfg.num_envs, seed=cfg.seed, env_cfg=env_cfg
+                motion,
+                pre_dir,
+                clip=clip,
+                iterations=cfg.pretrain_iterations,
+                num_envs=cfg.num_envs,
+                seed=cfg.seed,
+                env_cfg=env_cfg,
             )
         return {"policy_iteration": _policy_iteration(pre_ckpt)}
 

@@ -5,26 +5,34 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainers.defaults import DEFAULT_NUM_THREADS
-from trainers.delta.defaults import DEFAULT_JOINTS, DEFAULT_MODEL
+from trainers.delta.defaults import (
+    DEFAULT_FINETUNE_ITERATIONS,
+    DEFAULT_FITTING_ROLLOUTS,
+    DEFAULT_JOINTS,
+    DEFAULT_MLP_EPOCHS,
+    DEFAULT_MODEL,
+)
 
 
 @dataclass(frozen=True)
 class LoopConfig:
-    """Budgets of the loop (defaults: a smoke run of a few minutes on a 2-core CPU)."""
+    """Budgets of the loop: the pre-training is a smoke budget (a few minutes on a 2-core CPU; pre-train a policy
+    that tracks with ``train track``), Δa and the fine-tuning take the defaults of ``delta fit`` and
+    ``train finetune`` (:mod:`trainers.delta.defaults`)."""
 
     pretrain_iterations: int = 20
-    """PPO iterations of stage 1 (a policy that tracks needs thousands; see the README)."""
-    finetune_iterations: int = 10
-    """PPO iterations of stage 3."""
+    """PPO iterations of stage 1 in all (a policy that tracks needs thousands; see the README)."""
+    finetune_iterations: int = DEFAULT_FINETUNE_ITERATIONS
+    """PPO iterations of stage 3 in all, counted from the pre-trained checkpoint."""
     num_envs: int = 32
     """Parallel environments of both training stages."""
-    collect_episodes: int = 4
+    collect_episodes: int = DEFAULT_FITTING_ROLLOUTS
     """Rollouts in the "real" profile to fit Δa (the first from phase 0, the rest from random phases)."""
     delta_joints: str = DEFAULT_JOINTS
     """Joints Δa acts on (ankles, legs, all)."""
     delta_model: str = DEFAULT_MODEL
     """Δa model: per_joint_linear (transfers across clips, README) or mlp (the paper's)."""
-    delta_epochs: int = 500
+    delta_epochs: int = DEFAULT_MLP_EPOCHS
     """Adam steps of the Δa MLP regression (mlp only)."""
     eval_episodes: int = 1
     """Evaluation episodes per clip (deterministic: phase-0 starts, no randomization)."""
