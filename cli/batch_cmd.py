@@ -98,7 +98,7 @@ def _clip_table(records) -> Table:
     table.add_column("clip", max_width=34, overflow="ellipsis", no_wrap=True)
     table.add_column("status", no_wrap=True)
     for col in ("frames", "fps", "time [s]", "match [mm]"):
-        table.add_column(col, justify="right", no_wrap=True)
+        table.add_column(escape(col), justify="right", no_wrap=True)  # "[s]" is a unit, not rich markup
     if show_verdicts:
         table.add_column("verdicts", overflow="fold")
     for r in records:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from cli.common import console, err_console
@@ -29,7 +30,7 @@ def inspect(library: Path) -> None:
     reports = inspect_library(library)
     table = Table(title=str(library))
     for col in ("clip", "robot", "frames", "fps", "duration [s]", "joint range [deg]", "limit frames", "verdict"):
-        table.add_column(col)
+        table.add_column(escape(col))  # "[s]" is a unit, not rich markup
     for r in reports:
         table.add_row(
             r.name,

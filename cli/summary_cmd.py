@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 
 from cli.common import console
@@ -19,7 +20,7 @@ from cli.options import emit_json, json_option
 @json_option("the summary")
 def summary(out_dir: Path, metric: str, top: int, json_out: Path | None) -> None:
     """Totals, failed clips with their reasons, and the worst clips by METRIC of a batch folder."""
-    from retarget.batch.summary import summarize_batch
+    from retarget.batch.summary import metric_label, summarize_batch
 
     s = summarize_batch(out_dir, metric, top)
     if json_out is not None:
@@ -43,16 +44,19 @@ def summary(out_dir: Path, metric: str, top: int, json_out: Path | None) -> None
     console.print(
         f"{t['clips']} clips: [green]{t['ok']} ok[/], [red]{t['failed']} failed[/]; {t['frames']} frames "
         f"({t['duration_s']:.1f} s of motion) in {t['seconds']:.1f} s of worker time; "
-        f"mean {s.metric} {s.metric_mean:.3g}",
+        f"{escape(metric_label(s.metric))}: {s.metric_mean:.3g} (mean over ok clips)",
         highlight=False,
     )
     if s.worst:
-        table = Table(title=f"worst {len(s.worst)} clips by {s.metric}")
-        for col in ("clip", s.metric, "frames", "fps", "time [s]"):
+        label = escape(metric_label(s.metric))  # "[mm]" is a unit, not rich markup
+        table = Table(title=f"worst {len(s.worst)} clips by {label}")
+        columns = ["clip", label, "frames", "fps"] + ([] if s.metric == "seconds" else [escape("time [s]")])
+        for col in columns:
             table.add_column(col, justify="left" if col == "clip" else "right")
         for r in s.worst:
             value = r.seconds if s.metric == "seconds" else r.metrics[s.metric]
-            table.add_row(r.clip, f"{value:.3g}", str(r.frames), f"{r.fps:g}", f"{r.seconds:.2f}")
+            row = [r.clip, f"{value:.3g}", str(r.frames), f"{r.fps:g}"]
+            table.add_row(*row, *([] if s.metric == "seconds" else [f"{r.seconds:.2f}"]))
         console.print(table)
     if s.failures:
         table = Table(title=f"{len(s.failures)} failed clips")

@@ -198,3 +198,25 @@ def make_library_clip(tmp_path: Path) -> Path:
     src = make_short_clips(tmp_path / "one", 1)
     run_batch(src, tmp_path / "one_out", RetargetConfig(), replace(INLINE, combined_library=False))
     return tmp_path / "one_out" / "clips" / "clip_00.pkl"
+
+
+def test_summary_names_metrics_with_their_units(inline_out):
+    from retarget.batch.summary import metric_label, summarize_batch
+
+    assert metric_label("mean_match_error_mm") == "mean match error [mm]"
+    assert metric_label("stance_slide_cm_s") == "stance slide [cm/s]"
+    assert metric_label("stance_tilt_deg") == "stance tilt [°]"
+    assert metric_label("seconds") == "time [s]"
+    names = summarize_batch(inline_out).metric_names
+    assert "mean_match_error_mm" in names and all("_" not in metric_label(n) for n in names), names
+    out = CliRunner().invoke(cli_main, ["summary", str(inline_out)], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    assert "mean match error [mm]: " in out.output and "mean_match_error_mm" not in out.output, out.output
+    out = CliRunner().invoke(cli_main, ["summary", str(inline_out), "--metric", "seconds"], terminal_width=200)
+    # The summary line, the table's title and one column (no second time column).
+    assert out.exit_code == 0 and out.output.count("time [s]") == 3, out.output
+
+
+def test_tables_print_units_in_brackets(inline_out):
+    out = CliRunner().invoke(cli_main, ["inspect", str(inline_out / "clips" / "clip_00.pkl")], terminal_width=200)
+    assert out.exit_code == 0 and "[s]" in out.output and "[deg]" in out.output, out.output  # headers may wrap

@@ -39,6 +39,34 @@ class BatchSummary:
     """Metrics present in the records (for error messages and help)."""
 
 
+_UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_cm_s", "cm/s"),
+    ("_mm_s", "mm/s"),
+    ("_m_s", "m/s"),
+    ("_mm", "mm"),
+    ("_cm", "cm"),
+    ("_m", "m"),
+    ("_deg", "°"),
+    ("_rad", "rad"),
+    ("_hz", "Hz"),
+    ("_pct", "%"),
+    ("_s", "s"),
+)
+"""Unit suffixes of metric names (longest first: ``_cm_s`` before ``_s``) and how people write the unit."""
+
+
+def metric_label(name: str) -> str:
+    """A metric's name for people: words and the unit in brackets (``mean_match_error_mm`` → ``mean match error
+    [mm]``, ``stance_slide_cm_s`` → ``stance slide [cm/s]``, ``seconds`` → ``time [s]``); the machine name stays
+    the key in JSON, CSV and ``--metric``."""
+    if name == "seconds":
+        return "time [s]"
+    for suffix, unit in _UNIT_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return f"{name[: -len(suffix)].replace('_', ' ')} [{unit}]"
+    return name.replace("_", " ")
+
+
 def load_records(out_dir: Path) -> tuple[list[ClipRecord], bool]:
     """The batch's records and whether they came from the manifest."""
     out_dir = Path(out_dir)
