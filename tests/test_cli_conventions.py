@@ -48,8 +48,8 @@ def test_shared_options_have_help_and_one_default(flag):
         if not opt.required:
             defaults[name] = opt.default
     assert defaults, flag
-    if flag == "--threads":
-        assert set(defaults.values()) == {SimConfig.num_threads}
+    if flag == "--threads":  # `train finetune`: the pre-trained run's (None), as finetune_policy
+        assert set(defaults.values()) == {SimConfig.num_threads, None} and defaults["train finetune"] is None
     if flag == "--seed":
         assert set(defaults.values()) == {0}
     if flag == "--real":  # required in `loop`; only for --sim real in `train finetune`
