@@ -30,6 +30,7 @@ from clip_split import MOTION_TYPES, SPLITS, TEST_CLIPS, motion_type
 
 from retarget.asap_pkl import asap_dict_to_motion, read_motion_library
 from retarget.config import RetargetConfig
+from retarget.ik.sequence import SequenceIkConfig
 from retarget.metrics.clip import align
 from retarget.metrics.human import load_human_reference
 from retarget.metrics.limbs_indep import SEGMENT_NAMES_INDEP, IndepLimbMetrics, score_indep
@@ -42,14 +43,15 @@ UNLEVELLED = SourceOptions(level_floor=False)
 METHODS = ("official", "ours")
 
 
-def score_clip(stem: str) -> dict[str, IndepLimbMetrics]:
+def score_clip(stem: str, config: RetargetConfig | None = None) -> dict[str, IndepLimbMetrics]:
+    """Both methods' independent figures on one clip; ours with `config` (default: the default config, unlevelled)."""
     from retarget.pipeline import retarget_file
 
     robot = load_robot_spec("g1_23dof")
     npz = SMPL_DIR / f"{stem}.npz"
     key = f"{ASAP_PREFIX}{stem}"
     official = asap_dict_to_motion(key, read_motion_library(ASAP_REFERENCE_DIR / f"{key}.pkl")[key])
-    ours = retarget_file(npz, RetargetConfig(source=UNLEVELLED)).motion
+    ours = retarget_file(npz, config or RetargetConfig(source=UNLEVELLED)).motion
     out = {}
     for method, motion in (("official", official), ("ours", ours)):
         human = load_human_reference(npz, motion.fps, source=UNLEVELLED)
@@ -104,13 +106,19 @@ def type_table(title: str, scores: dict[str, dict[str, IndepLimbMetrics]]) -> Ta
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=sorted(SPLITS), default="all", help="clips to score (default: all 39)")
+    parser.add_argument(
+        "--thigh-from-hip-roll", action="store_true", help="ours with SequenceIkConfig.thigh_from_hip_roll on"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write per-clip figures here")
     args = parser.parse_args()
     start = time.perf_counter()
+    config = RetargetConfig(
+        source=UNLEVELLED, sequence_ik=SequenceIkConfig(thigh_from_hip_roll=args.thigh_from_hip_roll)
+    )
     scores: dict[str, dict[str, IndepLimbMetrics]] = {}
     for i, stem in enumerate(SPLITS[args.split]):
         print(f"[{i + 1}/{len(SPLITS[args.split])}] {stem}", file=sys.stderr, flush=True)
-        scores[stem] = score_clip(stem)
+        scores[stem] = score_clip(stem, config)
     console = Console(width=160)
     test = {k: v for k, v in scores.items() if k in TEST_CLIPS}
     for title, sub in (("test half", test), (f"split '{args.split}'", scores)):
