@@ -46,6 +46,44 @@ def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
     )
 
 
+_THIGH_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def thigh_roll_geometry(robot: RobotSpec) -> tuple[np.ndarray, np.ndarray]:
+    """Per side (left, right): the hip-pitch-to-hip-roll origin offset in the pelvis frame at q = 0 (2, 3) [m],
+    and the hip-roll-to-knee origin distance (2,) [m]; computed once per robot and process."""
+    if robot.name not in _THIGH_CACHE:
+        bodies = [f"{side}_{b}_link" for side in ("left", "right") for b in ("hip_pitch", "hip_roll", "knee")]
+        kin = TreeKinematics(robot, [(b, (0.0, 0.0, 0.0)) for b in bodies])
+        pos, _ = kin.forward(np.zeros((1, 3)), np.eye(3)[None], np.zeros((1, kin.num_dof)))
+        pos = pos[0].reshape(2, 3, 3)
+        _THIGH_CACHE[robot.name] = (pos[:, 1] - pos[:, 0], np.linalg.norm(pos[:, 2] - pos[:, 1], axis=1))
+    return _THIGH_CACHE[robot.name]
+
+
+def thigh_segment_targets_w(
+    human_thigh_w: np.ndarray, pelvis_rot_w: np.ndarray, offset_b: np.ndarray, roll_to_knee_m: np.ndarray
+) -> np.ndarray:
+    """Targets (T, 2, 3) [m] of the robot's hip-pitch → knee vector that put its hip-roll → knee line along the
+    human thigh: the hip-pitch-to-roll offset, turned by the pelvis target and by the hip pitch the human thigh
+    implies, plus the human thigh direction at the robot's hip-roll-to-knee length.
+
+    Args:
+        human_thigh_w: (T, 2, 3) human hip → knee (left, right), any length.
+        pelvis_rot_w: (T, 3, 3) pelvis orientation target.
+        offset_b: (2, 3) [m] hip-pitch-to-roll offset in the pelvis frame at q = 0.
+        roll_to_knee_m: (2,) [m] hip-roll-to-knee distance.
+    """
+    unit_w = human_thigh_w / np.maximum(np.linalg.norm(human_thigh_w, axis=-1, keepdims=True), 1e-9)
+    unit_p = np.einsum("tji,tsj->tsi", pelvis_rot_w, unit_w)
+    # Hip pitch θ about the pelvis y axis takes (0, 0, -1) to (-sin θ, 0, -cos θ); the offset turns with it.
+    pitch = np.arctan2(-unit_p[..., 0], -unit_p[..., 2])
+    c, s = np.cos(pitch), np.sin(pitch)
+    x, y, z = offset_b[:, 0], offset_b[:, 1], offset_b[:, 2]
+    offset_p = np.stack([c * x + s * z, np.broadcast_to(y, pitch.shape), -s * x + c * z], axis=-1)
+    return np.einsum("tij,tsj->tsi", pelvis_rot_w, offset_p) + roll_to_knee_m[:, None] * unit_w
+
+
 def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
     names = [p.name for p in robot.matched_points]
     points = [(p.body, p.offset_b) for p in robot.matched_points]
@@ -182,6 +220,13 @@ def build_sequence_problem(
     )
     pelvis_idx = names.index("pelvis")
     pelvis_frame = frame_bodies.index(robot.urdf.root_link)
+    segment_vec = shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a]
+    if config.thigh_from_hip_roll:
+        thighs = [LIMB_SEGMENTS.index((f"{side}_hip", f"{side}_knee")) for side in ("left", "right")]
+        offset_b, roll_to_knee = thigh_roll_geometry(robot)
+        segment_vec[:, thighs] = thigh_segment_targets_w(
+            segment_vec[:, thighs], frame_targets_rot_w[:, pelvis_frame], offset_b, roll_to_knee
+        )
     init = (
         point_pos[:, pelvis_idx].copy(),
         frame_rot[:, pelvis_frame].copy(),
@@ -196,7 +241,7 @@ def build_sequence_problem(
             frame_rot,
             frame_weight,
             frame_yaw_weight=frame_yaw_weight,
-            segment_vec_w=shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a],
+            segment_vec_w=segment_vec,
             segment_weight=np.tile(_segment_weights(config), (num_frames, 1)),
             sole_floor_check=sole_check,
             heading_phase=heading_phase,

@@ -37,6 +37,13 @@ class SequenceIkConfig:
     """Scale of the arm-segment vector residuals (upper arm, forearm) [1/m]."""
     leg_segment_weight: float = 2.0
     """Scale of the leg-segment vector residuals (thigh, shank) [1/m]."""
+    thigh_from_hip_roll: bool = False
+    """Aim the thigh line from the hip-roll origin to the knee along the human thigh, rather than the line from
+    the hip-pitch origin (the matched hip point): the hip-pitch-to-roll offset (5.2 cm sideways, 3 cm down) tilts
+    that line 9° sideways at q = 0, so following the human with it leaves the thigh proper splayed 9° less than
+    the human's (see :func:`retarget.ik.problem.thigh_segment_targets_w`). On: thigh 7.27° → 6.35° on the test
+    half (official 6.71°; bench/bench_limbs.py), but a stance foot of walk_level1 turns 2.4° in a phase (1.8°
+    off) and self-collision rises (mean depth 1.46 → 1.84 mm over the 39 clips), so it is off by default."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 14.0
