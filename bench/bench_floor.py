@@ -34,6 +34,61 @@ CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_
 FOOT = ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s", "human_stance", "root_lean_deg")
 AXIS = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
 OFFSET_M = np.array([0.4, -0.3, 0.25])
+# Motion type of each of the 39 bundled clips: "in place" where the feet never spread 8 cm apart while planted
+# (the old footfall plane refuses them) or the pelvis stays within ~0.3 m, "jumping" for the other jump clips,
+# "walking" for the rest (walks, steps, runs, moving around).
+MOTION_TYPE: dict[str, tuple[str, ...]] = {
+    "in place": (
+        "jump_degree_level1_filter",
+        "kick_level1_filter",
+        "kick_level2_filter",
+        "side_jump_level1_filter",
+        "side_jump_level2_filter",
+        "side_jump_level3_filter",
+        "single_foot_balance_level1_filter",
+        "single_foot_balance_level2_filter",
+        "single_foot_balance_level4_filter",
+        "single_foot_jump_level1_filter",
+        "squat_level1_filter",
+        "squat_level3_filter",
+        "step_forward_back_level1_filter",
+    ),
+    "walking": (
+        "APT_level1",
+        "CR7_level1_filter",
+        "CR7_level2_filter",
+        "SpiderMan_level2",
+        "lebron1_filter",
+        "shoot_level1_filter",
+        "shoot_level2_filter",
+        "shoot_level3_filter",
+        "step_forward_back_level2_filter",
+        "step_forward_back_level3_filter",
+        "step_forward_back_level4_filter",
+        "step_forward_forward_level1_filter",
+        "step_forward_forward_level2_filter",
+        "step_forward_forward_level3_filter",
+        "step_forward_forward_level4_filter",
+        "walk_level1_filter",
+        "walk_level2_filter",
+        "walk_level3_filter",
+    ),
+    "jumping": (
+        "jump_degree_level2_filter",
+        "jump_degree_level4_filter",
+        "jump_degree_level5_filter",
+        "jump_forward_level1_filter",
+        "jump_forward_level2_filter",
+        "jump_forward_level3_filter",
+        "jump_forward_level4_filter",
+        "single_foot_jump_level2_filter",
+    ),
+}
+# The fixed split, made before any tuning: within each motion type, clips sorted by name, alternately tuning
+# (even positions) and reporting (odd). Figures that count are those on REPORTING_CLIPS (and on all clips).
+TUNING_CLIPS: tuple[str, ...] = tuple(n for group in MOTION_TYPE.values() for n in sorted(group)[0::2])
+REPORTING_CLIPS: tuple[str, ...] = tuple(n for group in MOTION_TYPE.values() for n in sorted(group)[1::2])
+TYPE_OF: dict[str, str] = {n: kind for kind, group in MOTION_TYPE.items() for n in group}
 
 
 def _joints(seq: SmplSequence) -> np.ndarray:
