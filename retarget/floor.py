@@ -292,8 +292,10 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     for cue, reason in ((geometry, why), (flight, why_flight)):
         if cue is None:
             missing.append(reason)
-        elif np.degrees(np.arccos(np.clip(cue.normal_w @ trunk_up, -1.0, 1.0))) > config.max_lean_deg:
-            missing.append(f"{cue.name}: {config.max_lean_deg:g}+ deg off the body's mean up direction")
+        elif (off := np.degrees(np.arccos(np.clip(cue.normal_w @ trunk_up, -1.0, 1.0)))) > config.max_lean_deg:
+            missing.append(
+                f"{cue.name}: normal {off:.0f} deg off the body's mean up direction (at most {config.max_lean_deg:g})"
+            )
         else:
             cues.append(cue)
     if not cues:
