@@ -1,8 +1,18 @@
 """Floor from the motion: real clips tilted and lifted, the floor found again, and what levelling
 does for the retarget's foot metrics.
 
-    nice -n 10 python bench/bench_floor.py [--clips walk_level2_filter,...] [--tilts 3,8,15]
+    nice -n 10 python bench/bench_floor.py              # estimator: all 39 clips x tilts x axes, old vs new
+    nice -n 10 python bench/bench_floor.py --retarget [--clips walk_level2_filter,...] [--tilts 3,8,15]
 
+Estimator mode: every bundled clip tilted by 3, 8 and 15 deg about x, y and both horizontal diagonals
+and lifted by (0.4, -0.3, 0.25) m. The error counted is the tilt left in the clip after the estimator
+has acted: the angle between the estimated and the true normal when it corrects, the whole tilt when it
+leaves the clip as it is. Old = the footfall plane alone (free offset per foot-joint kind); new = the
+footfalls, the flat-foot geometry and ballistic flight fused. Per motion type, median and worst, on the
+reporting half, the tuning half and all clips; each cue's tilt on the untilted (level) clips (its bias);
+level clips changed. The untilted bundled clips are taken as level (ASAP levelled them).
+
+Retarget mode (the original bench):
 Each bundled clip is tilted by each angle about the diagonal horizontal axis (x+y) and lifted by
 (0.4, -0.3, 0.25) m. Reported per clip and tilt: the floor normal's error against the tilted +z
 [deg], the floor height's error [cm], and `eval`'s foot metrics (stance |sole z|, foot tilt,
@@ -19,7 +29,7 @@ import numpy as np
 from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
-from retarget.floor import estimate_floor, level_sequence, transform_sequence
+from retarget.floor import FloorConfig, estimate_floor, level_sequence, transform_sequence
 from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
 from retarget.pipeline import retarget_sequence
@@ -34,6 +44,61 @@ CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_
 FOOT = ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s", "human_stance", "root_lean_deg")
 AXIS = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
 OFFSET_M = np.array([0.4, -0.3, 0.25])
+# Motion type of each of the 39 bundled clips: "in place" where the feet never spread 8 cm apart while planted
+# (the old footfall plane refuses them) or the pelvis stays within ~0.3 m, "jumping" for the other jump clips,
+# "walking" for the rest (walks, steps, runs, moving around).
+MOTION_TYPE: dict[str, tuple[str, ...]] = {
+    "in place": (
+        "jump_degree_level1_filter",
+        "kick_level1_filter",
+        "kick_level2_filter",
+        "side_jump_level1_filter",
+        "side_jump_level2_filter",
+        "side_jump_level3_filter",
+        "single_foot_balance_level1_filter",
+        "single_foot_balance_level2_filter",
+        "single_foot_balance_level4_filter",
+        "single_foot_jump_level1_filter",
+        "squat_level1_filter",
+        "squat_level3_filter",
+        "step_forward_back_level1_filter",
+    ),
+    "walking": (
+        "APT_level1",
+        "CR7_level1_filter",
+        "CR7_level2_filter",
+        "SpiderMan_level2",
+        "lebron1_filter",
+        "shoot_level1_filter",
+        "shoot_level2_filter",
+        "shoot_level3_filter",
+        "step_forward_back_level2_filter",
+        "step_forward_back_level3_filter",
+        "step_forward_back_level4_filter",
+        "step_forward_forward_level1_filter",
+        "step_forward_forward_level2_filter",
+        "step_forward_forward_level3_filter",
+        "step_forward_forward_level4_filter",
+        "walk_level1_filter",
+        "walk_level2_filter",
+        "walk_level3_filter",
+    ),
+    "jumping": (
+        "jump_degree_level2_filter",
+        "jump_degree_level4_filter",
+        "jump_degree_level5_filter",
+        "jump_forward_level1_filter",
+        "jump_forward_level2_filter",
+        "jump_forward_level3_filter",
+        "jump_forward_level4_filter",
+        "single_foot_jump_level2_filter",
+    ),
+}
+# The fixed split, made before any tuning: within each motion type, clips sorted by name, alternately tuning
+# (even positions) and reporting (odd). Figures that count are those on REPORTING_CLIPS (and on all clips).
+TUNING_CLIPS: tuple[str, ...] = tuple(n for group in MOTION_TYPE.values() for n in sorted(group)[0::2])
+REPORTING_CLIPS: tuple[str, ...] = tuple(n for group in MOTION_TYPE.values() for n in sorted(group)[1::2])
+TYPE_OF: dict[str, str] = {n: kind for kind, group in MOTION_TYPE.items() for n in group}
 
 
 def _joints(seq: SmplSequence) -> np.ndarray:
@@ -55,11 +120,97 @@ def foot_metrics(seq: SmplSequence, level: bool) -> dict[str, float]:
     return out
 
 
+TILTS_DEG = (3.0, 8.0, 15.0)
+AXES = {
+    "x": np.array([1.0, 0.0, 0.0]),
+    "y": np.array([0.0, 1.0, 0.0]),
+    "x+y": np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0),
+    "x-y": np.array([1.0, -1.0, 0.0]) / np.sqrt(2.0),
+}
+OLD = FloorConfig(min_flat_s=float("inf"), flight_min_frames=10**9, footfall_bias_deg=0.0)
+"""The footfall plane alone, as before the foot-geometry and flight cues: same numbers as the old estimator."""
+NEW = FloorConfig()
+_UP = np.array([0.0, 0.0, 1.0])
+
+
+def _angle_deg(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.degrees(np.arccos(np.clip(a @ b, -1.0, 1.0))))
+
+
+def _left_tilt_deg(joints: np.ndarray, fps: float, normal_true: np.ndarray, config: FloorConfig) -> float:
+    """Tilt left in the clip after the estimator: its normal error when it corrects, the tilt when not."""
+    est = estimate_floor(joints, fps, config)
+    return _angle_deg(est.normal_w if est.applied else _UP, normal_true)
+
+
+def estimator_bench() -> None:
+    """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
+    rows: dict[str, dict[str, list[float]]] = {}
+    bias: dict[str, dict[str, float]] = {}
+    changed: dict[str, list[str]] = {"old": [], "new": []}
+    for name in sorted(TYPE_OF):
+        seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
+        joints = _joints(seq)
+        for label, config in (("old", OLD), ("new", NEW)):
+            if estimate_floor(joints, seq.fps, config).applied:
+                changed[label].append(name)
+        level = estimate_floor(joints, seq.fps, NEW)
+        bias[name] = {c.name: _angle_deg(c.normal_w, _UP) for c in level.cues}
+        rows[name] = {"old": [], "new": [], "tilt": []}
+        for tilt in TILTS_DEG:
+            for axis in AXES.values():
+                rot = rotvec_to_matrix(axis * np.radians(tilt))
+                tilted = joints @ rot.T + OFFSET_M  # a rigid motion of the joints = the clip transformed
+                for label, config in (("old", OLD), ("new", NEW)):
+                    rows[name][label].append(_left_tilt_deg(tilted, seq.fps, rot @ _UP, config))
+                rows[name]["tilt"].append(tilt)
+    sets = {"reporting": REPORTING_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
+    print("Tilt left after levelling [deg] (error of the estimated normal; whole tilt where not corrected)")
+    print(
+        "| set | motion type | clips x cases | old median / worst | new median / worst | new <= 0.5° | "
+        "new <= 1° | new worse than untouched |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for set_name, names in sets.items():
+        for kind in (*MOTION_TYPE, "all types"):
+            group = [n for n in names if kind == "all types" or TYPE_OF[n] == kind]
+            old = np.concatenate([rows[n]["old"] for n in group])
+            new = np.concatenate([rows[n]["new"] for n in group])
+            tilt_deg = np.concatenate([rows[n]["tilt"] for n in group])
+            print(
+                f"| {set_name} | {kind} | {len(group)} x {len(old) // len(group)} | {np.median(old):.2f} / "
+                f"{old.max():.2f} | {np.median(new):.2f} / {new.max():.2f} | {np.mean(new <= 0.5):.0%} | "
+                f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > tilt_deg + 1e-9))} |"
+            )
+    print(
+        "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with it)"
+    )
+    print("| set | footfalls | foot geometry | flight |")
+    print("|---|---|---|---|")
+    for set_name, names in sets.items():
+        cells = []
+        for cue in ("footfalls", "foot geometry", "flight"):
+            values = np.array([bias[n][cue] for n in names if cue in bias[n]])
+            cells.append(
+                f"{np.median(values):.2f} / {np.percentile(values, 90):.2f} / {values.max():.2f} / "
+                f"{np.sqrt(np.mean(values**2)):.2f} ({len(values)})"
+                if len(values)
+                else "— (0)"
+            )
+        print(f"| {set_name} | " + " | ".join(cells) + " |")
+    for label in ("old", "new"):
+        print(f"level clips changed by the {label} estimator: {len(changed[label])} of 39 {changed[label]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--retarget", action="store_true", help="Foot metrics of the retarget (slow).")
     parser.add_argument("--clips", default=",".join(CLIPS))
     parser.add_argument("--tilts", default="3,8,15", help="Tilt angles [deg].")
     args = parser.parse_args()
+    if not args.retarget:
+        estimator_bench()
+        return
     print(
         "| clip | tilt | normal err [deg] | height err [cm] | "
         + " | ".join(f"{k} levelled / unlevelled (× untilted)" for k in FOOT)

@@ -16,11 +16,12 @@ is left exactly as it is, so AMASS clips and the ASAP clips are not disturbed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.contacts import FOOT_JOINTS
+from retarget.contacts import FOOT_JOINTS, detect_foot_contacts
+from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
@@ -30,6 +31,7 @@ _UP = np.array([0.0, 0.0, 1.0])
 _FOOT = np.array([FOOT_JOINTS[0][0], FOOT_JOINTS[0][1], FOOT_JOINTS[1][0], FOOT_JOINTS[1][1]])
 _KIND = np.array([0, 1, 0, 1])
 _NECK = 12
+CUE_NAMES = ("footfalls", "foot geometry", "flight")
 _USED = np.r_[_FOOT, 0, _NECK]
 """The joints the floor estimate reads: the four foot joints, then the pelvis and the neck."""
 
@@ -60,6 +62,22 @@ class FloorConfig:
     max_lean_deg: float = 20.0
     """A fitted floor whose normal is farther than this from the body's mean up direction (pelvis to neck)
     is rejected [deg]: a foot held still in the air, not a floor."""
+    footfall_bias_deg: float = 0.0
+    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
+    RMS tilt it finds on the level tuning clips (1.46 deg, bench/bench_floor.py; the reporting half: 1.47)."""
+    min_flat_s: float = 0.5
+    """Flat planted time (ankle and toe of a foot both planted, averaged over the feet) the foot-geometry
+    cue needs [s]."""
+    foot_geometry_bias_deg: float = 1.7
+    """Systematic error of the foot-geometry cue [deg], added to its residual standard error: real flat feet
+    are not exactly the rest skeleton's. The RMS tilt it finds on the level tuning clips (1.73 deg,
+    bench/bench_floor.py; the reporting half: 2.00)."""
+    flight_min_frames: int = 4
+    """Free-fall frames (whole five-frame stencil airborne) the flight cue needs."""
+    flight_bias_deg: float = 14.0
+    """Systematic error of the flight cue [deg]: a video reconstruction's jump is not a free fall (its
+    pelvis path is smoothed and its depth drifts). The RMS tilt it finds on the level tuning clips
+    (14.4 deg, bench/bench_floor.py; the reporting half: 6.5), so it weighs little beside the feet."""
     significance: float = 3.0
     """A tilt is corrected only when it exceeds this many standard errors (leave-one-footfall-out):
     uneven foot heights in a level reconstruction must not pass for a tilted floor."""
@@ -85,6 +103,10 @@ class FloorEstimate:
     """True when the clip was rotated and shifted."""
     message: str
     """One line for the user: the correction, or why none was made."""
+    cues: tuple[Cue, ...] = ()
+    """The cues fused into `normal_w` (inverse-variance weights)."""
+    missing: tuple[str, ...] = ()
+    """Why each cue not used was not usable."""
 
     def manifest_metrics(self) -> dict[str, float]:
         """Batch-manifest fields: the estimate, and the correction made (zeros when none)."""
@@ -93,6 +115,12 @@ class FloorEstimate:
             "floor_stderr_deg": self.stderr_deg if np.isfinite(self.stderr_deg) else float("nan"),
             "floor_correction_deg": self.tilt_deg if self.applied else 0.0,
             "floor_shift_m": -self.height_m if self.applied else 0.0,
+            **{
+                f"floor_{name.replace(' ', '_')}_stderr_deg": next(
+                    (c.stderr_deg for c in self.cues if c.name == name), float("nan")
+                )
+                for name in CUE_NAMES
+            },
         }
 
 
@@ -232,43 +260,100 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
         )
 
-    def result(applied: bool, message: str) -> FloorEstimate:
-        return FloorEstimate(normal, floor, tilt, stderr, planted_s, spread, applied, message)
-
     kept = "world frame kept as is"
-    if planted_s < config.min_stance_s:
-        return replace(
-            result(
-                False,
-                f"floor not estimated: feet planted for {planted_s:.2f} s (need {config.min_stance_s:g} s); {kept}",
-            ),
-            normal_w=_UP.copy(),
-            tilt_deg=0.0,
-        )
-    if spread < config.min_spread_m:
-        return result(
-            False,
-            f"floor not estimated: planted feet spread {spread * 100:.1f} cm (need "
-            f"{config.min_spread_m * 100:g} cm); {kept}",
-        )
+    cues: list[Cue] = []
+    missing: list[str] = []
     lean = float(np.degrees(np.arccos(np.clip(normal @ trunk_up, -1.0, 1.0))))
-    if lean > config.max_lean_deg:
-        return result(
-            False,
-            f"floor not estimated: the fitted floor is {lean:.0f} deg off the body's mean up "
-            f"direction (at most {config.max_lean_deg:g}); {kept}",
+    if planted_s < config.min_stance_s:
+        missing.append(f"footfalls: feet planted for {planted_s:.2f} s (need {config.min_stance_s:g} s)")
+    elif spread < config.min_spread_m:
+        missing.append(f"footfalls: planted feet spread {spread * 100:.1f} cm (need {config.min_spread_m * 100:g} cm)")
+    elif lean > config.max_lean_deg:
+        missing.append(
+            f"footfalls: plane {lean:.0f} deg off the body's mean up direction (at most {config.max_lean_deg:g})"
         )
+    elif not np.isfinite(stderr):
+        missing.append("footfalls: fewer than 3 footfalls")
+    else:
+        cues.append(Cue("footfalls", normal, float(np.hypot(stderr, config.footfall_bias_deg)), int(planted.sum())))
+    start = normal if lean <= config.max_lean_deg else trunk_up
+    geometry, why = foot_geometry_cue(
+        foot,
+        planted,
+        start,
+        fps,
+        min_flat_s=config.min_flat_s,
+        bias_deg=config.foot_geometry_bias_deg,
+        outlier_mads=config.outlier_mads,
+    )
+    flight, why_flight = _flight(
+        joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start, config
+    )
+    for cue, reason in ((geometry, why), (flight, why_flight)):
+        if cue is None:
+            missing.append(reason)
+        elif (off := np.degrees(np.arccos(np.clip(cue.normal_w @ trunk_up, -1.0, 1.0)))) > config.max_lean_deg:
+            missing.append(
+                f"{cue.name}: normal {off:.0f} deg off the body's mean up direction (at most {config.max_lean_deg:g})"
+            )
+        else:
+            cues.append(cue)
+    if not cues:
+        return FloorEstimate(
+            _UP.copy(),
+            floor,
+            0.0,
+            float("inf"),
+            planted_s,
+            spread,
+            False,
+            f"floor not estimated: no usable cue ({'; '.join(missing)}); {kept}",
+            (),
+            tuple(missing),
+        )
+    normal, stderr = fuse(cues)
+    # The cues read the same feet, so their biases need not average out: the uncertainty that decides
+    # whether to correct is never below the least biased cue's bias.
+    bias = min(
+        {"footfalls": config.footfall_bias_deg, "foot geometry": config.foot_geometry_bias_deg}.get(
+            c.name, config.flight_bias_deg
+        )
+        for c in cues
+    )
+    stderr = max(stderr, bias)
+    floor = float(_kind_percentiles(foot @ normal, config.ground_percentile).min())
+    tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
+    used = ", ".join(c.name for c in cues)
+
+    def result(applied: bool, message: str) -> FloorEstimate:
+        return FloorEstimate(
+            normal, floor, tilt, stderr, planted_s, spread, applied, message, tuple(cues), tuple(missing)
+        )
+
     if tilt < config.min_tilt_deg:
-        return result(False, f"floor level (tilt {tilt:.2f} deg < {config.min_tilt_deg:g}); clip unchanged")
+        return result(
+            False, f"floor level (tilt {tilt:.2f} deg < {config.min_tilt_deg:g}; cues: {used}); clip unchanged"
+        )
     if tilt < config.significance * stderr:
         return result(
             False,
             f"floor level within its uncertainty (tilt {tilt:.2f} deg, standard error "
-            f"{stderr:.2f} deg); clip unchanged",
+            f"{stderr:.2f} deg; cues: {used}); clip unchanged",
         )
     return result(
         True,
-        f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}), at {floor:+.3f} m: clip levelled and grounded",
+        f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}; cues: {used}), at {floor:+.3f} m: "
+        "clip levelled and grounded",
+    )
+
+
+def _flight(joints_w: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:
+    """The flight cue, airborne frames told by the project's contact detector on the clip turned to `normal`."""
+    full = np.zeros((len(joints_w), 24, 3))
+    full[:, _USED] = joints_w @ rotation_to_up(normal).T
+    airborne = detect_foot_contacts(full, fps).airborne
+    return flight_cue(
+        joints_w[:, -2], airborne, fps, min_frames=config.flight_min_frames, bias_deg=config.flight_bias_deg
     )
 
 

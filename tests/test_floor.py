@@ -58,21 +58,88 @@ def test_level_clips_are_left_exactly_as_they_are():
     for path in paths:
         clip = load_clip(path)
         raw = read_amass_npz(path)
-        assert clip.floor is not None and not clip.floor.applied, (path.name, clip.floor.message)
+        assert clip.floor is not None
+        assert not clip.floor.applied, (path.name, clip.floor.message)
         assert clip.floor.manifest_metrics()["floor_correction_deg"] == 0.0
         assert np.array_equal(clip.seq.pose_rotvec, raw.pose_rotvec) and np.array_equal(clip.seq.trans_w, raw.trans_w)
 
 
-def test_too_little_stance_or_spread_falls_back_with_a_message():
+TILT_8X_5Y = rotvec_to_matrix(np.radians([8.0, 0.0, 0.0])) @ rotvec_to_matrix(np.radians([0.0, 5.0, 0.0]))
+
+
+def _bundled(name: str):
+    from pathlib import Path
+
+    return read_amass_npz(Path(__file__).resolve().parents[1] / "motions_raw" / f"video_{name}_amass.npz")
+
+
+def test_a_squat_in_place_is_levelled_by_its_flat_feet():
+    """The bundled squat: feet never move apart (the footfall plane is refused), yet its flat feet with
+    the skeleton's ankle-above-toe height give the floor of the 9.4 deg tilt back within 2.5 deg (the foot
+    cue's own tilt on the level squat is 1.9 deg: bench/bench_floor.py), and the correction is made."""
+    seq = _bundled("squat_level1_filter")
+    tilted = transform_sequence(seq, TILT_8X_5Y, np.array([0.4, -0.3, 0.07]))
+    est = estimate_floor(_joints(tilted), seq.fps)
+    names = [c.name for c in est.cues]
+    assert names[0] == "foot geometry" and "footfalls" not in names, names
+    assert any("footfalls: planted feet spread" in m for m in est.missing), est.missing
+    normal_true = TILT_8X_5Y @ UP
+    assert _angle_deg(est.normal_w, normal_true) < 2.5
+    assert est.applied and "cues: foot geometry" in est.message
+    assert 0.0 < est.stderr_deg < 3.0
+    # Rotation equivariance: the tilted clip's cue is the level clip's, turned by the tilt.
+    level = estimate_floor(_joints(seq), seq.fps)
+    assert not level.applied
+    assert _angle_deg(est.cues[0].normal_w, TILT_8X_5Y @ level.cues[0].normal_w) < 0.05
+    fixed, _ = level_sequence(tilted)
+    assert estimate_floor(_joints(fixed), seq.fps).tilt_deg < 2.5
+
+
+def test_a_jump_gives_gravity_from_its_flight():
+    """During the flight of a one-foot jump the pelvis falls at about g: its acceleration alone gives the
+    tilted world's gravity within 5 deg (4.5 measured; a video jump is no exact free fall), with a finite
+    standard error that covers the miss."""
+    from retarget.contacts import detect_foot_contacts
+    from retarget.floor_cues import flight_cue
+
+    seq = read_amass_npz(smpl_clip("single_foot_jump_level1_filter"))
+    joints = _joints(seq)
+    airborne = detect_foot_contacts(joints, seq.fps).airborne
+    tilted = joints @ TILT_8X_5Y.T + OFFSET_M
+    cue, why = flight_cue(tilted[:, 0], airborne, seq.fps, min_frames=4, bias_deg=0.0)
+    assert cue is not None, why
+    assert cue.samples >= 4 and 0.0 < cue.stderr_deg < 10.0
+    miss_deg = _angle_deg(cue.normal_w, TILT_8X_5Y @ UP)
+    assert miss_deg < 5.0 and miss_deg < 2.0 * cue.stderr_deg
+    est = estimate_floor(tilted, seq.fps)
+    assert "flight" in [c.name for c in est.cues] and "flight" in est.message
+    # Too few airborne frames: no cue, and the reason says how many there were.
+    cue, why = flight_cue(tilted[:, 0], np.zeros(len(tilted), dtype=bool), seq.fps, min_frames=4, bias_deg=0.0)
+    assert cue is None and why == "flight: 0 free-fall frames (need 4)"
+
+
+def test_a_walk_is_levelled_by_its_footfalls_and_flat_feet():
+    seq = read_amass_npz(smpl_clip("walk_level2_filter"))
+    tilted = transform_sequence(seq, TILT_8X_5Y, np.array([0.4, -0.3, 0.07]))
+    est = estimate_floor(_joints(tilted), seq.fps)
+    assert [c.name for c in est.cues][:2] == ["footfalls", "foot geometry"]
+    assert est.applied and _angle_deg(est.normal_w, TILT_8X_5Y @ UP) < 0.5
+    metrics = est.manifest_metrics()
+    assert metrics["floor_correction_deg"] == pytest.approx(est.tilt_deg)
+    assert np.isfinite(metrics["floor_footfalls_stderr_deg"]) and np.isnan(metrics["floor_flight_stderr_deg"])
+
+
+def test_a_clip_without_a_usable_cue_is_refused_with_the_reason():
     seq = read_amass_npz(smpl_clip("walk_level2_filter"))
     short = seq.with_frames(seq.pose_rotvec[:8], seq.trans_w[:8], seq.fps)
-    _, est = level_sequence(transform_sequence(short, rotvec_to_matrix(np.array([0.1, 0.0, 0.0])), OFFSET_M))
-    assert not est.applied and "feet planted for" in est.message and "kept as is" in est.message
-    squat = read_amass_npz(smpl_clip("squat_level1_filter"))  # feet never move: a tilt cannot be told from a pose
-    tilted = transform_sequence(squat, rotvec_to_matrix(np.array([0.0, 0.14, 0.0])), OFFSET_M)
+    tilted = transform_sequence(short, rotvec_to_matrix(np.array([0.1, 0.0, 0.0])), OFFSET_M)
     kept, est = level_sequence(tilted)
-    assert not est.applied and "spread" in est.message
-    assert np.array_equal(kept.trans_w, tilted.trans_w)
+    assert not est.applied and est.cues == ()
+    assert est.message.startswith("floor not estimated: no usable cue (footfalls: feet planted for")
+    assert "foot geometry: feet flat and planted" in est.message and "flight: " in est.message
+    assert est.message.endswith("world frame kept as is")
+    assert len(est.missing) == 3
+    assert np.array_equal(kept.trans_w, tilted.trans_w) and np.array_equal(kept.pose_rotvec, tilted.pose_rotvec)
 
 
 def test_rotation_to_up_is_the_smallest():

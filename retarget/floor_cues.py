@@ -1,0 +1,146 @@
+"""Cues to a clip's gravity direction that do not need the feet to spread apart.
+
+- Foot geometry: a flat SMPL foot's ankle sits a known height above its toe joint (the neutral
+  skeleton's rest offset, y-up, read as a body fact, not fitted). Planted flat feet then lie on one
+  plane with known offsets per joint kind, so the ankle-toe line of a single foot fixes the pitch
+  along it, and two feet side by side fix the roll across them: in-place motions get a floor.
+- Ballistic flight: while neither foot touches the ground, the pelvis falls freely, so its
+  acceleration (second difference, smoothed) points along -gravity, whatever the feet do.
+
+Each cue returns a unit normal (up) in the clip's world frame and a standard error [deg] from
+its own residuals, plus a systematic term for the bias measured on level clips (bench/bench_floor.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from retarget.skeleton import neutral_skeleton
+
+GRAVITY_M_S2 = 9.81
+_SIDE_JOINTS = ((7, 10), (8, 11))
+"""(ankle, toe) SMPL joint indices of the left and right foot."""
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One estimate of the floor normal."""
+
+    name: str
+    """'footfalls', 'foot geometry' or 'flight'."""
+    normal_w: np.ndarray
+    """(3,) unit normal (up) in the source world frame."""
+    stderr_deg: float
+    """Standard error of its direction [deg]: residual spread, and the cue's bias floor."""
+    samples: int
+    """Points (foot geometry) or frames (flight) it rests on."""
+
+
+def flat_foot_ankle_above_toe_m() -> np.ndarray:
+    """(2,) height of the ankle above the toe joint of a flat foot, left and right [m]: the neutral
+    skeleton's rest offsets (SMPL's rest feet stand flat), y being up in that frame."""
+    offsets = neutral_skeleton().offsets
+    return np.array([-offsets[toe][1] for _, toe in _SIDE_JOINTS])
+
+
+def _tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """(3, 2) two unit vectors perpendicular to `normal` and to each other."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    first = np.cross(normal, helper)
+    first /= np.linalg.norm(first)
+    return np.stack([first, np.cross(normal, first)], axis=1)
+
+
+def foot_geometry_cue(
+    foot_w: np.ndarray,
+    planted: np.ndarray,
+    start_w: np.ndarray,
+    fps: float,
+    *,
+    min_flat_s: float,
+    bias_deg: float,
+    outlier_mads: float,
+) -> tuple[Cue | None, str]:
+    """Normal from planted flat feet with known offsets (toes at c, ankles at c + h).
+
+    `foot_w` (T, 4, 3) in the order (L ankle, L toe, R ankle, R toe); `planted` (T, 4). A foot counts
+    as flat in frames where its ankle and its toe are both planted. Gauss-Newton on the normal's two
+    tangent components and the one offset c; outliers dropped at `outlier_mads` MADs.
+    Returns (cue or None, why none)."""
+    rise = flat_foot_ankle_above_toe_m()
+    points, offsets = [], []
+    flat_frames = 0
+    for side in range(2):
+        flat = planted[:, 2 * side] & planted[:, 2 * side + 1]
+        flat_frames += int(flat.sum())
+        points += [foot_w[flat, 2 * side], foot_w[flat, 2 * side + 1]]
+        offsets += [np.full(int(flat.sum()), rise[side]), np.zeros(int(flat.sum()))]
+    flat_s = flat_frames / 2.0 / fps
+    if flat_s < min_flat_s or flat_frames < 3:
+        return None, f"foot geometry: feet flat and planted {flat_s:.2f} s (need {min_flat_s:g} s)"
+    p, h = np.concatenate(points), np.concatenate(offsets)
+    normal = start_w / np.linalg.norm(start_w)
+    keep = np.ones(len(p), dtype=bool)
+    jac = np.zeros((len(p), 3))
+    for round_ in range(6):
+        basis = _tangent_basis(normal)
+        # r = p . n - c - h, linear in (u, c) with n = normalize(normal + basis u).
+        jac = np.column_stack([p @ basis, -np.ones(len(p))])
+        rhs = -(p @ normal - h)
+        sol, *_ = np.linalg.lstsq(jac[keep], rhs[keep], rcond=None)
+        normal = normal + basis @ sol[:2]
+        normal /= np.linalg.norm(normal)
+        if round_ in (1, 3):
+            residual = p @ normal - h
+            residual -= np.median(residual[keep])
+            mad = 1.4826 * np.median(np.abs(residual[keep])) + 1e-6
+            keep = np.abs(residual) <= outlier_mads * mad
+    basis = _tangent_basis(normal)
+    jac = np.column_stack([p @ basis, -np.ones(len(p))])[keep]
+    residual = (p @ normal - h)[keep]
+    residual -= residual.mean()
+    dof = max(len(residual) - 3, 1)
+    # Samples within a footfall are not independent: count each ~0.5 s of flat stance as one sample.
+    correlated = max(1.0, 0.5 * fps)
+    cov = np.linalg.pinv(jac.T @ jac)[:2, :2] * (residual @ residual / dof) * correlated
+    stat_deg = float(np.degrees(np.sqrt(max(np.trace(cov), 0.0))))
+    stderr = float(np.hypot(stat_deg, bias_deg))
+    return Cue("foot geometry", normal, stderr, int(keep.sum())), ""
+
+
+def flight_cue(
+    pelvis_w: np.ndarray, airborne: np.ndarray, fps: float, *, min_frames: int, bias_deg: float
+) -> tuple[Cue | None, str]:
+    """Normal from the pelvis's free fall: minus its mean acceleration over airborne frames.
+
+    Accelerations are second differences, smoothed over three frames; only frames whose whole stencil
+    (five frames) is airborne are used, so take-off and landing impulses stay out. A mean acceleration
+    far from g (not a free fall: a tracking glitch) gives no cue."""
+    if len(pelvis_w) < 5:
+        return None, "flight: clip too short"
+    acc = (pelvis_w[2:] - 2 * pelvis_w[1:-1] + pelvis_w[:-2]) * fps**2  # at frames 1..T-2
+    smooth = (acc[:-2] + acc[1:-1] + acc[2:]) / 3.0  # at frames 2..T-3
+    window = np.lib.stride_tricks.sliding_window_view(airborne, 5).all(axis=1)  # centred at 2..T-3
+    used = smooth[window]
+    if len(used) < min_frames:
+        return None, f"flight: {len(used)} free-fall frames (need {min_frames})"
+    mean = used.mean(axis=0)
+    size = float(np.linalg.norm(mean))
+    if not 0.5 * GRAVITY_M_S2 < size < 1.5 * GRAVITY_M_S2:
+        return None, f"flight: free-fall acceleration {size:.1f} m/s^2, not g"
+    normal = -mean / size
+    perpendicular = used - np.outer(used @ normal, normal)
+    # Three-frame smoothing correlates neighbours: a third of the frames are independent.
+    independent = max(len(used) / 3.0, 1.0)
+    stat_deg = float(np.degrees(np.sqrt(np.sum(perpendicular**2) / max(len(used) - 1, 1) / independent) / size))
+    return Cue("flight", normal, float(np.hypot(stat_deg, bias_deg)), len(used)), ""
+
+
+def fuse(cues: list[Cue]) -> tuple[np.ndarray, float]:
+    """Inverse-variance weighted mean of the cues' normals and its standard error [deg]."""
+    weights = np.array([1.0 / c.stderr_deg**2 for c in cues])
+    normal = sum(w * c.normal_w for w, c in zip(weights, cues, strict=True))
+    normal = normal / np.linalg.norm(normal)
+    return normal, float(1.0 / np.sqrt(weights.sum()))
