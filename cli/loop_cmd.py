@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from cli.common import console
-from cli.options import num_envs_option, real_option, seed_option, threads_option
-from trainers.defaults import ITERATIONS_CONVENTION
+from cli.options import iterations_option, num_envs_option, real_option, seed_option, threads_option
 from trainers.delta.defaults import JOINT_SET_NAMES, MODEL_KINDS
 from trainers.finetune.loop_config import LoopConfig
 
@@ -25,19 +24,13 @@ _DEFAULT = LoopConfig()
 @click.option("--clip", required=True, help="Clip of the library to train, collect and evaluate on.")
 @real_option(required=True)
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True, help="Run folder (resumable).")
-@click.option(
-    "--pretrain-iterations",
-    type=click.IntRange(min=1),
-    default=_DEFAULT.pretrain_iterations,
-    show_default=True,
-    help=f"PPO iterations of the pre-training (a smoke budget). {ITERATIONS_CONVENTION}",
+@iterations_option(
+    _DEFAULT.pretrain_iterations, "PPO iterations of the pre-training (a smoke budget)", "--pretrain-iterations"
 )
-@click.option(
+@iterations_option(
+    _DEFAULT.finetune_iterations,
+    "PPO iterations of the fine-tuning, counted from the pre-trained checkpoint",
     "--finetune-iterations",
-    type=click.IntRange(min=1),
-    default=_DEFAULT.finetune_iterations,
-    show_default=True,
-    help=f"PPO iterations of the fine-tuning, counted from the pre-trained checkpoint. {ITERATIONS_CONVENTION}",
 )
 @num_envs_option(_DEFAULT.num_envs, "Parallel simulated environments of both training stages")
 @click.option(

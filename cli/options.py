@@ -21,7 +21,7 @@ import click
 from cli.common import body_model_option, fps_option
 from cli.common import robot_option as robot_default_option
 from retarget.limits import MAX_ELEMENTS_ENV, MAX_FRAMES_ENV, Limits
-from trainers.defaults import DEFAULT_NUM_THREADS
+from trainers.defaults import DEFAULT_NUM_THREADS, ITERATIONS_CONVENTION
 from trainers.real.profiles import DEFAULT_REAL_PROFILE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,6 +52,13 @@ def seed_option(default: int = 0) -> Callable[[F], F]:
         default=default,
         show_default=True,
         help="Random seed of torch, numpy and the simulated environments (same seed, same run).",
+    )
+
+
+def iterations_option(default: int, what: str = "PPO iterations", flag: str = "--iterations") -> Callable[[F], F]:
+    """An iteration budget, with the one convention of how it counts (the run's total) in its help."""
+    return click.option(
+        flag, type=click.IntRange(min=1), default=default, show_default=True, help=f"{what}. {ITERATIONS_CONVENTION}"
     )
 
 

@@ -8,12 +8,11 @@ from pathlib import Path
 import click
 
 from cli.common import console
-from cli.options import num_envs_option, policy_option, real_option, seed_option, threads_option
+from cli.options import iterations_option, num_envs_option, policy_option, real_option, seed_option, threads_option
 from trainers.defaults import (
     DEFAULT_CHECKPOINT_EVERY,
     DEFAULT_TRACK_ITERATIONS,
     DEFAULT_TRACK_NUM_ENVS,
-    ITERATIONS_CONVENTION,
 )
 from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS
 
@@ -33,13 +32,7 @@ def train() -> None:
     required=True,
     help="Run folder (resumes if it has a checkpoint).",
 )
-@click.option(
-    "--iterations",
-    type=click.IntRange(min=1),
-    default=DEFAULT_TRACK_ITERATIONS,
-    show_default=True,
-    help=f"PPO iterations. {ITERATIONS_CONVENTION}",
-)
+@iterations_option(DEFAULT_TRACK_ITERATIONS)
 @num_envs_option(DEFAULT_TRACK_NUM_ENVS)
 @seed_option()
 @threads_option()
@@ -183,12 +176,8 @@ def track(
     "or an identified sysid.json (SysID), needs --real; dynamics: nominal + Δs (DeltaDynamics).",
 )
 @real_option("real_profile", default=None, help_text='--sim real: the "real" profile name or an identified sysid.json.')
-@click.option(
-    "--iterations",
-    type=click.IntRange(min=1),
-    default=DEFAULT_FINETUNE_ITERATIONS,
-    show_default=True,
-    help=f"PPO iterations of the fine-tuning, counted from the pre-trained checkpoint. {ITERATIONS_CONVENTION}",
+@iterations_option(
+    DEFAULT_FINETUNE_ITERATIONS, "PPO iterations of the fine-tuning, counted from the pre-trained checkpoint"
 )
 @num_envs_option(None, "Parallel simulated environments (default: the pre-trained run's)")
 @seed_option()
