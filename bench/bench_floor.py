@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import argparse
 
+import clip_split
 import numpy as np
 from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
-from retarget.floor import FloorConfig, estimate_floor, level_sequence, transform_sequence
+from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, transform_sequence
 from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
 from retarget.pipeline import retarget_sequence
@@ -40,6 +41,12 @@ from retarget.smpl_sequence import SmplSequence
 from robots.registry import load_robot_spec
 
 DATA = SMPL_DIR
+
+
+def _stem_name(stem: str) -> str:
+    """``video_walk_level2_filter_amass`` → ``walk_level2_filter`` (the names used here)."""
+    return stem.removeprefix("video_").removesuffix("_amass")
+
 CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_level2_filter")
 FOOT = ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s", "human_stance", "root_lean_deg")
 AXIS = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
@@ -94,10 +101,10 @@ MOTION_TYPE: dict[str, tuple[str, ...]] = {
         "single_foot_jump_level2_filter",
     ),
 }
-# The fixed split, made before any tuning: within each motion type, clips sorted by name, alternately tuning
-# (even positions) and reporting (odd). Figures that count are those on REPORTING_CLIPS (and on all clips).
-TUNING_CLIPS: tuple[str, ...] = tuple(n for group in MOTION_TYPE.values() for n in sorted(group)[0::2])
-REPORTING_CLIPS: tuple[str, ...] = tuple(n for group in MOTION_TYPE.values() for n in sorted(group)[1::2])
+# The split is the project's one (bench/clip_split.py: TUNING_CLIPS / TEST_CLIPS), by clip name here; the motion
+# types above only group the tables. Figures that count are those on TEST_CLIPS (and on all clips).
+TUNING_CLIPS: tuple[str, ...] = tuple(_stem_name(s) for s in clip_split.TUNING_CLIPS)
+TEST_CLIPS: tuple[str, ...] = tuple(_stem_name(s) for s in clip_split.TEST_CLIPS)
 TYPE_OF: dict[str, str] = {n: kind for kind, group in MOTION_TYPE.items() for n in group}
 
 
@@ -127,7 +134,13 @@ AXES = {
     "x+y": np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0),
     "x-y": np.array([1.0, -1.0, 0.0]) / np.sqrt(2.0),
 }
-OLD = FloorConfig(min_flat_s=float("inf"), flight_min_frames=10**9, footfall_bias_deg=0.0)
+OLD = FloorConfig(
+    min_flat_s=float("inf"),
+    flight_min_frames=10**9,
+    footfall_bias_deg=0.0,
+    min_standing_s=float("inf"),
+    flat_foot_heights_m=(0.0, 0.0, 0.0, 0.0),
+)
 """The footfall plane alone, as before the foot-geometry and flight cues: same numbers as the old estimator."""
 NEW = FloorConfig()
 _UP = np.array([0.0, 0.0, 1.0])
@@ -143,11 +156,40 @@ def _left_tilt_deg(joints: np.ndarray, fps: float, normal_true: np.ndarray, conf
     return _angle_deg(est.normal_w if est.applied else _UP, normal_true)
 
 
+def _forward_w(joints: np.ndarray, fps: float) -> np.ndarray:
+    """(3,) horizontal unit direction the planted feet point along (heel to toe), over the clip."""
+    foot = joints[:, [7, 10, 8, 11]]
+    speed = np.linalg.norm(np.gradient(foot, 1.0 / fps, axis=0), axis=-1)
+    low = foot[..., 2] - np.percentile(foot[..., 2], 5, axis=0) < 0.04
+    planted = (speed < 0.2) & low
+    along = sum(((foot[:, 2 * s + 1] - foot[:, 2 * s]) * (planted[:, 2 * s] & planted[:, 2 * s + 1])[:, None]).sum(0)
+                for s in range(2))
+    along = along - (along @ _UP) * _UP
+    return along / (np.linalg.norm(along) + 1e-12)
+
+
+def _pitch_roll_deg(normal: np.ndarray, forward: np.ndarray) -> tuple[float, float]:
+    """Signed tilt of `normal` toward the toes (pitch, along the feet) and toward the left (roll, across) [deg]."""
+    left = np.cross(_UP, forward)
+    return float(np.degrees(np.arcsin(normal @ forward))), float(np.degrees(np.arcsin(normal @ left)))
+
+
+def _stats(values: np.ndarray) -> str:
+    if not len(values):
+        return "— (0)"
+    return (
+        f"{np.median(values):.2f} / {np.percentile(values, 90):.2f} / {values.max():.2f} / "
+        f"{np.sqrt(np.mean(values**2)):.2f} ({len(values)})"
+    )
+
+
 def estimator_bench() -> None:
     """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
     rows: dict[str, dict[str, list[float]]] = {}
-    bias: dict[str, dict[str, float]] = {}
+    bias: dict[str, dict[str, tuple[float, float, float]]] = {}
     changed: dict[str, list[str]] = {"old": [], "new": []}
+    missing: dict[str, str] = {}
+    drift: dict[str, tuple[float, float]] = {}
     for name in sorted(TYPE_OF):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         joints = _joints(seq)
@@ -155,7 +197,11 @@ def estimator_bench() -> None:
             if estimate_floor(joints, seq.fps, config).applied:
                 changed[label].append(name)
         level = estimate_floor(joints, seq.fps, NEW)
-        bias[name] = {c.name: _angle_deg(c.normal_w, _UP) for c in level.cues}
+        forward = _forward_w(joints, seq.fps)
+        bias[name] = {c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward)) for c in level.considered}
+        if not level.cues:
+            missing[name] = "; ".join(level.missing)
+        drift[name] = (level.drift_deg, 100 * level.drift_m)
         rows[name] = {"old": [], "new": [], "tilt": []}
         for tilt in TILTS_DEG:
             for axis in AXES.values():
@@ -164,7 +210,7 @@ def estimator_bench() -> None:
                 for label, config in (("old", OLD), ("new", NEW)):
                     rows[name][label].append(_left_tilt_deg(tilted, seq.fps, rot @ _UP, config))
                 rows[name]["tilt"].append(tilt)
-    sets = {"reporting": REPORTING_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
+    sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
     print("Tilt left after levelling [deg] (error of the estimated normal; whole tilt where not corrected)")
     print(
         "| set | motion type | clips x cases | old median / worst | new median / worst | new <= 0.5° | "
@@ -183,31 +229,96 @@ def estimator_bench() -> None:
                 f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > tilt_deg + 1e-9))} |"
             )
     print(
-        "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with it)"
+        "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with it);"
+        "\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]"
     )
-    print("| set | footfalls | foot geometry | flight |")
-    print("|---|---|---|---|")
+    print("| set | cue | tilt | pitch median [RMS] | roll median [RMS] |")
+    print("|---|---|---|---|---|")
+    for set_name, names in sets.items():
+        for cue in CUE_NAMES:
+            values = np.array([bias[n][cue] for n in names if cue in bias[n]]).reshape(-1, 3)
+            if not len(values):
+                print(f"| {set_name} | {cue} | — (0) | — | — |")
+                continue
+            pitch, roll = values[:, 1], values[:, 2]
+            print(
+                f"| {set_name} | {cue} | {_stats(values[:, 0])} | {np.median(pitch):+.2f} "
+                f"[{np.sqrt(np.mean(pitch**2)):.2f}] | {np.median(roll):+.2f} [{np.sqrt(np.mean(roll**2)):.2f}] |"
+            )
+    print(
+        "\nTwo cues on the same untilted clip [deg]: angle between their normals, median / 90th percentile / max / "
+        "RMS (clips with both). A difference is some cue's bias, whatever the clip's own floor."
+    )
+    print("| set | " + " | ".join(f"{a} vs {b}" for a, b in _PAIRS) + " |")
+    print("|---|" + "---|" * len(_PAIRS))
     for set_name, names in sets.items():
         cells = []
-        for cue in ("footfalls", "foot geometry", "flight"):
-            values = np.array([bias[n][cue] for n in names if cue in bias[n]])
-            cells.append(
-                f"{np.median(values):.2f} / {np.percentile(values, 90):.2f} / {values.max():.2f} / "
-                f"{np.sqrt(np.mean(values**2)):.2f} ({len(values)})"
-                if len(values)
-                else "— (0)"
+        for a, b in _PAIRS:
+            values = np.array(
+                [
+                    np.hypot(bias[n][a][1] - bias[n][b][1], bias[n][a][2] - bias[n][b][2])
+                    for n in names
+                    if a in bias[n] and b in bias[n]
+                ]
             )
+            cells.append(_stats(values))
         print(f"| {set_name} | " + " | ".join(cells) + " |")
+    print(
+        "\nDepth drift, untilted clips: turn of the footfall plane from the clip's first half to its second [deg] and"
+        " rise of the planted feet [cm, absolute]: median / 90th percentile / max / RMS (clips where measurable)"
+    )
+    print("| set | plane turn [deg] | floor rise [cm] |")
+    print("|---|---|---|")
+    for set_name, names in sets.items():
+        turn = np.array([drift[n][0] for n in names if np.isfinite(drift[n][0])])
+        rise = np.array([abs(drift[n][1]) for n in names if np.isfinite(drift[n][1])])
+        print(f"| {set_name} | {_stats(turn)} | {_stats(rise)} |")
     for label in ("old", "new"):
         print(f"level clips changed by the {label} estimator: {len(changed[label])} of 39 {changed[label]}")
+    print("clips with no usable cue (untilted):")
+    for name, why in missing.items():
+        print(f"  {name}: {why}")
+
+
+_PAIRS = (("footfalls", "foot geometry"), ("foot geometry", "quiet standing"), ("footfalls", "quiet standing"))
+
+
+def calibrate_bench() -> None:
+    """Heights of the foot joints above the right toe in frames where both feet are flat and planted, on the
+    untilted clips (taken as level): the flat-foot model `FloorConfig.flat_foot_heights_m` is the tuning half's."""
+    per_clip: dict[str, np.ndarray] = {}
+    for name in sorted(TYPE_OF):
+        seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
+        foot = _joints(seq)[:, [7, 10, 8, 11]]
+        speed = np.linalg.norm(np.gradient(foot, 1.0 / seq.fps, axis=0), axis=-1)
+        height = foot[..., 2]
+        flat = ((speed < 0.2) & (height - np.percentile(height, 5, axis=0) < 0.04)).all(axis=1)
+        if flat.sum() >= 5:
+            per_clip[name] = np.median(height[flat] - height[flat, 3:4], axis=0)
+    rest = np.asarray(FloorConfig().flat_foot_heights_m)
+    print("Foot joints above the right toe, both feet flat and planted, untilted clips [cm]: median (MAD) over clips")
+    print("| set | clips | L ankle | L toe | R ankle | R toe |")
+    print("|---|---|---|---|---|---|")
+    print("| FloorConfig default | — | " + " | ".join(f"{100 * h:.2f}" for h in rest) + " |")
+    sets = {"tuning": TUNING_CLIPS, "test": TEST_CLIPS, "all": tuple(sorted(TYPE_OF))}
+    for set_name, names in sets.items():
+        values = np.array([per_clip[n] for n in names if n in per_clip])
+        median = np.median(values, axis=0)
+        mad = 1.4826 * np.median(np.abs(values - median), axis=0)
+        cells = " | ".join(f"{100 * m:.2f} ({100 * d:.2f})" for m, d in zip(median, mad, strict=True))
+        print(f"| {set_name} | {len(values)} | {cells} |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retarget", action="store_true", help="Foot metrics of the retarget (slow).")
+    parser.add_argument("--calibrate", action="store_true", help="The flat-foot joint heights, per split.")
     parser.add_argument("--clips", default=",".join(CLIPS))
     parser.add_argument("--tilts", default="3,8,15", help="Tilt angles [deg].")
     args = parser.parse_args()
+    if args.calibrate:
+        calibrate_bench()
+        return
     if not args.retarget:
         estimator_bench()
         return

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retarget.contacts import FOOT_JOINTS, detect_foot_contacts
-from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse
+from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse, quiet_standing_cue, rest_foot_heights_m
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
@@ -31,7 +31,7 @@ _UP = np.array([0.0, 0.0, 1.0])
 _FOOT = np.array([FOOT_JOINTS[0][0], FOOT_JOINTS[0][1], FOOT_JOINTS[1][0], FOOT_JOINTS[1][1]])
 _KIND = np.array([0, 1, 0, 1])
 _NECK = 12
-CUE_NAMES = ("footfalls", "foot geometry", "flight")
+CUE_NAMES = ("footfalls", "foot geometry", "flight", "quiet standing")
 _USED = np.r_[_FOOT, 0, _NECK]
 """The joints the floor estimate reads: the four foot joints, then the pelvis and the neck."""
 
@@ -62,22 +62,36 @@ class FloorConfig:
     max_lean_deg: float = 20.0
     """A fitted floor whose normal is farther than this from the body's mean up direction (pelvis to neck)
     is rejected [deg]: a foot held still in the air, not a floor."""
-    footfall_bias_deg: float = 0.0
+    footfall_bias_deg: float = 0.51
     """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
-    RMS tilt it finds on the level tuning clips (1.46 deg, bench/bench_floor.py; the reporting half: 1.47)."""
+    term that makes its tilts on the level tuning clips one standard error RMS (its jackknife carries most of
+    its 1.56 deg RMS tilt there; bench/bench_floor.py)."""
     min_flat_s: float = 0.5
     """Flat planted time (ankle and toe of a foot both planted, averaged over the feet) the foot-geometry
     cue needs [s]."""
-    foot_geometry_bias_deg: float = 1.7
-    """Systematic error of the foot-geometry cue [deg], added to its residual standard error: real flat feet
-    are not exactly the rest skeleton's. The RMS tilt it finds on the level tuning clips (1.73 deg,
-    bench/bench_floor.py; the reporting half: 2.00)."""
+    foot_geometry_bias_deg: float = 1.94
+    """Systematic error of the foot-geometry cue [deg], added to its residual standard error: a reconstructed
+    flat foot is pitched a little differently in every clip. The RMS tilt it finds on the level tuning clips
+    (bench/bench_floor.py); sized as the footfalls' is, it would be 1.48 deg, which moves the single-foot
+    balance of the level tuning clips (one flat foot, 5 deg off)."""
+    flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
+    """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
+    and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
+    skeleton's (:func:`retarget.floor_cues.rest_foot_heights_m`: 5.50, -0.08, 4.81, 0 cm) differs in the left
+    toe: reconstructed left feet stand toes down by about 2 deg, which alone tilted the foot-geometry cue by
+    0.6 deg of roll. The foot-geometry cue fits the plane with these offsets; the footfall plane takes their
+    left-right differences off before fitting one offset per joint kind."""
     flight_min_frames: int = 4
     """Free-fall frames (whole five-frame stencil airborne) the flight cue needs."""
-    flight_bias_deg: float = 14.0
+    flight_bias_deg: float = 11.0
     """Systematic error of the flight cue [deg]: a video reconstruction's jump is not a free fall (its
     pelvis path is smoothed and its depth drifts). The RMS tilt it finds on the level tuning clips
-    (14.4 deg, bench/bench_floor.py; the reporting half: 6.5), so it weighs little beside the feet."""
+    (bench/bench_floor.py), so it weighs little beside the feet."""
+    min_standing_s: float = 0.5
+    """Time with both feet planted the quiet-standing cue needs [s]."""
+    quiet_standing_bias_deg: float = 5.06
+    """Systematic error of the quiet-standing cue [deg]: people lean. The RMS tilt of the trunk on the level
+    tuning clips (bench/bench_floor.py)."""
     significance: float = 3.0
     """A tilt is corrected only when it exceeds this many standard errors (leave-one-footfall-out):
     uneven foot heights in a level reconstruction must not pass for a tilted floor."""
@@ -107,6 +121,14 @@ class FloorEstimate:
     """The cues fused into `normal_w` (inverse-variance weights)."""
     missing: tuple[str, ...] = ()
     """Why each cue not used was not usable."""
+    considered: tuple[Cue, ...] = ()
+    """Every cue the clip offered, used or not (the bench measures each one's bias on level clips)."""
+    drift_deg: float = float("nan")
+    """Depth drift: angle between the footfall planes of the clip's first and second halves [deg] (NaN where
+    a half has too few spread footfalls). A monocular floor that recedes or rises along the clip shows here;
+    one plane is fitted to the whole clip."""
+    drift_m: float = float("nan")
+    """Depth drift: change of the planted feet's height along the normal from the first half to the second [m]."""
 
     def manifest_metrics(self) -> dict[str, float]:
         """Batch-manifest fields: the estimate, and the correction made (zeros when none)."""
@@ -115,6 +137,8 @@ class FloorEstimate:
             "floor_stderr_deg": self.stderr_deg if np.isfinite(self.stderr_deg) else float("nan"),
             "floor_correction_deg": self.tilt_deg if self.applied else 0.0,
             "floor_shift_m": -self.height_m if self.applied else 0.0,
+            "floor_drift_deg": self.drift_deg,
+            "floor_drift_m": self.drift_m,
             **{
                 f"floor_{name.replace(' ', '_')}_stderr_deg": next(
                     (c.stderr_deg for c in self.cues if c.name == name), float("nan")
@@ -239,6 +263,10 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     normal, eigval = trunk_up, np.zeros(3)
     planted = np.zeros_like(speed, dtype=bool)
     keep = np.zeros(0, dtype=bool)
+    # The known left-right differences of a flat foot's joints, taken off along the current normal: what is
+    # left has one offset per joint kind, as the plane assumes.
+    heights = np.asarray(config.flat_foot_heights_m)
+    lateral = heights - np.array([heights[0] + heights[2], heights[1] + heights[3]])[_KIND] / 2.0
     for round_ in range(config.iterations):
         height = foot @ normal  # (T, 4)
         grounded = _kind_percentiles(height, config.ground_percentile)
@@ -248,7 +276,10 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             break
         if round_ and np.array_equal(planted, previous):
             break  # the same planted points: the fit would be the same normal again
-        normal, eigval, keep = _robust_fit(foot[planted], kinds_all[planted], normal, config)
+        normal, eigval, keep = _robust_fit(
+            (foot - lateral[:, None] * normal)[planted], kinds_all[planted], normal, config
+        )
+    level_foot = foot - lateral[:, None] * normal
     height = foot @ normal
     floor = float(_kind_percentiles(height, config.ground_percentile).min())
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
@@ -257,8 +288,9 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     stderr = float("inf")
     if planted.sum() >= 4:
         stderr = _jackknife_deg(
-            foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
+            level_foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
         )
+    drift_deg, drift_m = _drift(level_foot, planted, kinds_all, normal, config)
 
     kept = "world frame kept as is"
     cues: list[Cue] = []
@@ -282,12 +314,20 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         planted,
         start,
         fps,
+        heights_m=heights,
         min_flat_s=config.min_flat_s,
         bias_deg=config.foot_geometry_bias_deg,
         outlier_mads=config.outlier_mads,
     )
     flight, why_flight = _flight(
         joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start, config
+    )
+    standing, why_standing = quiet_standing_cue(
+        joints_w[:, -1] - joints_w[:, -2],
+        planted.all(axis=1),
+        fps,
+        min_standing_s=config.min_standing_s,
+        bias_deg=config.quiet_standing_bias_deg,
     )
     for cue, reason in ((geometry, why), (flight, why_flight)):
         if cue is None:
@@ -298,6 +338,15 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             )
         else:
             cues.append(cue)
+    # The trunk is a weak prior: beside the feet it only adds its lean (bench/bench_floor.py), so it stands
+    # in only where no foot cue is usable.
+    considered = tuple(cues) + ((standing,) if standing is not None else ())
+    if standing is None:
+        missing.append(why_standing)
+    elif any(c.name in ("footfalls", "foot geometry") for c in cues):
+        missing.append("quiet standing: not needed (the feet give the floor)")
+    else:
+        cues.append(standing)
     if not cues:
         return FloorEstimate(
             _UP.copy(),
@@ -310,16 +359,20 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             f"floor not estimated: no usable cue ({'; '.join(missing)}); {kept}",
             (),
             tuple(missing),
+            considered,
+            drift_deg,
+            drift_m,
         )
     normal, stderr = fuse(cues)
     # The cues read the same feet, so their biases need not average out: the uncertainty that decides
     # whether to correct is never below the least biased cue's bias.
-    bias = min(
-        {"footfalls": config.footfall_bias_deg, "foot geometry": config.foot_geometry_bias_deg}.get(
-            c.name, config.flight_bias_deg
-        )
-        for c in cues
-    )
+    biases = {
+        "footfalls": config.footfall_bias_deg,
+        "foot geometry": config.foot_geometry_bias_deg,
+        "flight": config.flight_bias_deg,
+        "quiet standing": config.quiet_standing_bias_deg,
+    }
+    bias = min(biases[c.name] for c in cues)
     stderr = max(stderr, bias)
     floor = float(_kind_percentiles(foot @ normal, config.ground_percentile).min())
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
@@ -327,7 +380,19 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
 
     def result(applied: bool, message: str) -> FloorEstimate:
         return FloorEstimate(
-            normal, floor, tilt, stderr, planted_s, spread, applied, message, tuple(cues), tuple(missing)
+            normal,
+            floor,
+            tilt,
+            stderr,
+            planted_s,
+            spread,
+            applied,
+            message,
+            tuple(cues),
+            tuple(missing),
+            considered,
+            drift_deg,
+            drift_m,
         )
 
     if tilt < config.min_tilt_deg:
@@ -345,6 +410,27 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}; cues: {used}), at {floor:+.3f} m: "
         "clip levelled and grounded",
     )
+
+
+def _drift(
+    foot: np.ndarray, planted: np.ndarray, kinds: np.ndarray, normal: np.ndarray, config: FloorConfig
+) -> tuple[float, float]:
+    """(angle between the footfall planes of the first and second half of the clip [deg], rise of the planted
+    feet along `normal` from the first half to the second [m]); NaN where a half cannot say."""
+    half = np.arange(len(foot)) < len(foot) / 2
+    normals, rises = [], []
+    for part in (half, ~half):
+        chosen = planted & part[:, None]
+        if chosen.sum() < 4 or len(np.unique(kinds[chosen])) < 2:
+            return float("nan"), float("nan")
+        points, kind = foot[chosen], kinds[chosen]
+        rises.append(np.array([_median(points[kind == k] @ normal) for k in range(2)]))
+        fitted, eigval, _ = _robust_fit(points, kind, normal, config)
+        normals.append(fitted if np.sqrt(max(eigval[1], 0.0)) >= config.min_spread_m else None)
+    rise_m = float(np.mean(rises[1] - rises[0]))
+    if normals[0] is None or normals[1] is None:
+        return float("nan"), rise_m
+    return float(np.degrees(np.arccos(np.clip(normals[0] @ normals[1], -1.0, 1.0)))), rise_m
 
 
 def _flight(joints_w: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:

@@ -6,6 +6,8 @@
   along it, and two feet side by side fix the roll across them: in-place motions get a floor.
 - Ballistic flight: while neither foot touches the ground, the pelvis falls freely, so its
   acceleration (second difference, smoothed) points along -gravity, whatever the feet do.
+- Quiet standing: with both feet planted, the trunk (pelvis to neck) is held near gravity; a weak
+  prior with the lean of people standing as its spread.
 
 Each cue returns a unit normal (up) in the clip's world frame and a standard error [deg] from
 its own residuals, plus a systematic term for the bias measured on level clips (bench/bench_floor.py).
@@ -20,8 +22,8 @@ import numpy as np
 from retarget.skeleton import neutral_skeleton
 
 GRAVITY_M_S2 = 9.81
-_SIDE_JOINTS = ((7, 10), (8, 11))
-"""(ankle, toe) SMPL joint indices of the left and right foot."""
+_LEG_CHAINS = ((1, 4, 7, 10), (2, 5, 8, 11))
+"""(hip, knee, ankle, toe) SMPL joint indices of the left and right leg."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,7 @@ class Cue:
     """One estimate of the floor normal."""
 
     name: str
-    """'footfalls', 'foot geometry' or 'flight'."""
+    """'footfalls', 'foot geometry', 'flight' or 'quiet standing'."""
     normal_w: np.ndarray
     """(3,) unit normal (up) in the source world frame."""
     stderr_deg: float
@@ -38,11 +40,15 @@ class Cue:
     """Points (foot geometry) or frames (flight) it rests on."""
 
 
-def flat_foot_ankle_above_toe_m() -> np.ndarray:
-    """(2,) height of the ankle above the toe joint of a flat foot, left and right [m]: the neutral
-    skeleton's rest offsets (SMPL's rest feet stand flat), y being up in that frame."""
+def rest_foot_heights_m() -> np.ndarray:
+    """(4,) height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when the rest
+    skeleton stands [m]: SMPL's rest feet stand flat, y being up in its frame."""
     offsets = neutral_skeleton().offsets
-    return np.array([-offsets[toe][1] for _, toe in _SIDE_JOINTS])
+    down = np.zeros(4)
+    for side, chain in enumerate(_LEG_CHAINS):
+        depth = np.cumsum([offsets[j][1] for j in chain])  # hip ... ankle, toe, y of each below the pelvis
+        down[2 * side : 2 * side + 2] = depth[-2:]
+    return down - down[3]
 
 
 def _tangent_basis(normal: np.ndarray) -> np.ndarray:
@@ -59,24 +65,25 @@ def foot_geometry_cue(
     start_w: np.ndarray,
     fps: float,
     *,
+    heights_m: np.ndarray,
     min_flat_s: float,
     bias_deg: float,
     outlier_mads: float,
 ) -> tuple[Cue | None, str]:
-    """Normal from planted flat feet with known offsets (toes at c, ankles at c + h).
+    """Normal from planted flat feet with known offsets (foot joint j at c + heights_m[j]).
 
-    `foot_w` (T, 4, 3) in the order (L ankle, L toe, R ankle, R toe); `planted` (T, 4). A foot counts
-    as flat in frames where its ankle and its toe are both planted. Gauss-Newton on the normal's two
-    tangent components and the one offset c; outliers dropped at `outlier_mads` MADs.
+    `foot_w` (T, 4, 3) in the order (L ankle, L toe, R ankle, R toe); `planted` (T, 4); `heights_m` (4,)
+    each joint's height above the floor on a flat foot, up to a common offset. A foot counts as flat in
+    frames where its ankle and its toe are both planted. Gauss-Newton on the normal's two tangent
+    components and the one offset c; outliers dropped at `outlier_mads` MADs.
     Returns (cue or None, why none)."""
-    rise = flat_foot_ankle_above_toe_m()
     points, offsets = [], []
     flat_frames = 0
     for side in range(2):
         flat = planted[:, 2 * side] & planted[:, 2 * side + 1]
         flat_frames += int(flat.sum())
         points += [foot_w[flat, 2 * side], foot_w[flat, 2 * side + 1]]
-        offsets += [np.full(int(flat.sum()), rise[side]), np.zeros(int(flat.sum()))]
+        offsets += [np.full(int(flat.sum()), heights_m[2 * side]), np.full(int(flat.sum()), heights_m[2 * side + 1])]
     flat_s = flat_frames / 2.0 / fps
     if flat_s < min_flat_s or flat_frames < 3:
         return None, f"foot geometry: feet flat and planted {flat_s:.2f} s (need {min_flat_s:g} s)"
@@ -136,6 +143,27 @@ def flight_cue(
     independent = max(len(used) / 3.0, 1.0)
     stat_deg = float(np.degrees(np.sqrt(np.sum(perpendicular**2) / max(len(used) - 1, 1) / independent) / size))
     return Cue("flight", normal, float(np.hypot(stat_deg, bias_deg)), len(used)), ""
+
+
+def quiet_standing_cue(
+    trunk_w: np.ndarray, standing: np.ndarray, fps: float, *, min_standing_s: float, bias_deg: float
+) -> tuple[Cue | None, str]:
+    """Normal from the trunk's mean direction (pelvis to neck) over frames where both feet are planted.
+
+    A person standing on both feet holds the trunk near gravity, but not on it: people lean, and the
+    reconstruction's spine has its own bend. So this is a weak prior, its standard error never below
+    `bias_deg` (the lean measured on level clips), that weighs only where the feet say little."""
+    frames = int(standing.sum())
+    if frames / fps < min_standing_s:
+        return None, f"quiet standing: both feet planted {frames / fps:.2f} s (need {min_standing_s:g} s)"
+    unit = trunk_w[standing] / np.linalg.norm(trunk_w[standing], axis=1, keepdims=True)
+    mean = unit.mean(axis=0)
+    normal = mean / np.linalg.norm(mean)
+    spread = np.linalg.norm(unit - normal, axis=1)
+    # A lean held for a while is one sample: count one independent sample per 0.5 s of standing.
+    independent = max(frames / max(0.5 * fps, 1.0), 1.0)
+    stat_deg = float(np.degrees(np.sqrt(np.mean(spread**2) / independent)))
+    return Cue("quiet standing", normal, float(np.hypot(stat_deg, bias_deg)), frames), ""
 
 
 def fuse(cues: list[Cue]) -> tuple[np.ndarray, float]:

@@ -137,8 +137,9 @@ def test_a_clip_without_a_usable_cue_is_refused_with_the_reason():
     assert not est.applied and est.cues == ()
     assert est.message.startswith("floor not estimated: no usable cue (footfalls: feet planted for")
     assert "foot geometry: feet flat and planted" in est.message and "flight: " in est.message
+    assert "quiet standing: both feet planted 0.20 s (need 0.5 s)" in est.message
     assert est.message.endswith("world frame kept as is")
-    assert len(est.missing) == 3
+    assert len(est.missing) == 4
     assert np.array_equal(kept.trans_w, tilted.trans_w) and np.array_equal(kept.pose_rotvec, tilted.pose_rotvec)
 
 
