@@ -47,6 +47,7 @@ def _stem_name(stem: str) -> str:
     """``video_walk_level2_filter_amass`` → ``walk_level2_filter`` (the names used here)."""
     return stem.removeprefix("video_").removesuffix("_amass")
 
+
 CLIPS = ("walk_level2_filter", "jump_forward_level2_filter", "step_forward_back_level2_filter")
 FOOT = ("stance_sole_abs_height_mm", "stance_tilt_deg", "stance_slide_cm_s", "human_stance", "root_lean_deg")
 AXIS = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
@@ -162,8 +163,10 @@ def _forward_w(joints: np.ndarray, fps: float) -> np.ndarray:
     speed = np.linalg.norm(np.gradient(foot, 1.0 / fps, axis=0), axis=-1)
     low = foot[..., 2] - np.percentile(foot[..., 2], 5, axis=0) < 0.04
     planted = (speed < 0.2) & low
-    along = sum(((foot[:, 2 * s + 1] - foot[:, 2 * s]) * (planted[:, 2 * s] & planted[:, 2 * s + 1])[:, None]).sum(0)
-                for s in range(2))
+    along = sum(
+        ((foot[:, 2 * s + 1] - foot[:, 2 * s]) * (planted[:, 2 * s] & planted[:, 2 * s + 1])[:, None]).sum(0)
+        for s in range(2)
+    )
     along = along - (along @ _UP) * _UP
     return along / (np.linalg.norm(along) + 1e-12)
 
@@ -198,7 +201,9 @@ def estimator_bench() -> None:
                 changed[label].append(name)
         level = estimate_floor(joints, seq.fps, NEW)
         forward = _forward_w(joints, seq.fps)
-        bias[name] = {c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward)) for c in level.considered}
+        bias[name] = {
+            c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward)) for c in level.considered
+        }
         if not level.cues:
             missing[name] = "; ".join(level.missing)
         drift[name] = (level.drift_deg, 100 * level.drift_m)
@@ -229,8 +234,8 @@ def estimator_bench() -> None:
                 f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > tilt_deg + 1e-9))} |"
             )
     print(
-        "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with it);"
-        "\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]"
+        "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with"
+        " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]"
     )
     print("| set | cue | tilt | pitch median [RMS] | roll median [RMS] |")
     print("|---|---|---|---|---|")

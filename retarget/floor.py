@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retarget.contacts import FOOT_JOINTS, detect_foot_contacts
-from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse, quiet_standing_cue, rest_foot_heights_m
+from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse, quiet_standing_cue
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
@@ -290,7 +290,6 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         stderr = _jackknife_deg(
             level_foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
         )
-    drift_deg, drift_m = _drift(level_foot, planted, kinds_all, normal, config)
 
     kept = "world frame kept as is"
     cues: list[Cue] = []
@@ -324,7 +323,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     )
     standing, why_standing = quiet_standing_cue(
         joints_w[:, -1] - joints_w[:, -2],
-        planted.all(axis=1),
+        np.asarray(planted.all(axis=1)),
         fps,
         min_standing_s=config.min_standing_s,
         bias_deg=config.quiet_standing_bias_deg,
@@ -347,7 +346,9 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         missing.append("quiet standing: not needed (the feet give the floor)")
     else:
         cues.append(standing)
+    slow = speed < config.stance_speed_m_s
     if not cues:
+        drift_deg, drift_m = _drift(level_foot, slow, kinds_all, trunk_up, config)
         return FloorEstimate(
             _UP.copy(),
             floor,
@@ -364,6 +365,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             drift_m,
         )
     normal, stderr = fuse(cues)
+    drift_deg, drift_m = _drift(foot - lateral[:, None] * normal, slow, kinds_all, normal, config)
     # The cues read the same feet, so their biases need not average out: the uncertainty that decides
     # whether to correct is never below the least biased cue's bias.
     biases = {
@@ -413,14 +415,21 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
 
 
 def _drift(
-    foot: np.ndarray, planted: np.ndarray, kinds: np.ndarray, normal: np.ndarray, config: FloorConfig
+    foot: np.ndarray, slow: np.ndarray, kinds: np.ndarray, normal: np.ndarray, config: FloorConfig
 ) -> tuple[float, float]:
     """(angle between the footfall planes of the first and second half of the clip [deg], rise of the planted
-    feet along `normal` from the first half to the second [m]); NaN where a half cannot say."""
+    feet along `normal` from the first half to the second [m]); NaN where a half cannot say.
+
+    Each half picks its own planted feet (slow, and near that half's grounded height), so a floor that
+    drifts by more than the stance band over the clip is still followed."""
     half = np.arange(len(foot)) < len(foot) / 2
+    height = foot @ normal
     normals, rises = [], []
     for part in (half, ~half):
-        chosen = planted & part[:, None]
+        if part.sum() < 2:
+            return float("nan"), float("nan")
+        grounded = _kind_percentiles(height[part], config.ground_percentile)
+        chosen = slow & part[:, None] & (height - grounded[_KIND] < config.stance_height_m)
         if chosen.sum() < 4 or len(np.unique(kinds[chosen])) < 2:
             return float("nan"), float("nan")
         points, kind = foot[chosen], kinds[chosen]
