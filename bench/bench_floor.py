@@ -31,6 +31,7 @@ from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
 from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, transform_sequence
+from retarget.floor_cues import rest_foot_heights_m
 from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
 from retarget.pipeline import retarget_sequence
@@ -135,6 +136,8 @@ AXES = {
     "x+y": np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0),
     "x-y": np.array([1.0, -1.0, 0.0]) / np.sqrt(2.0),
 }
+_REST_RISE_M = rest_foot_heights_m()[[0, 2]] - rest_foot_heights_m()[[1, 3]]
+"""(2,) the rest skeleton's ankle above its own toe, left and right [m]."""
 OLD = FloorConfig(
     min_flat_s=float("inf"),
     flight_min_frames=10**9,
@@ -143,7 +146,16 @@ OLD = FloorConfig(
     flat_foot_heights_m=(0.0, 0.0, 0.0, 0.0),
 )
 """The footfall plane alone, as before the foot-geometry and flight cues: same numbers as the old estimator."""
+BEFORE = FloorConfig(
+    flat_foot_heights_m=(float(_REST_RISE_M[0]), 0.0, float(_REST_RISE_M[1]), 0.0),
+    foot_geometry_bias_deg=1.7,
+    flight_bias_deg=14.0,
+    min_standing_s=float("inf"),
+)
+"""The fused estimator before the flat feet were measured: each ankle the rest skeleton's height above its own toe,
+the toes level, its biases, no quiet standing."""
 NEW = FloorConfig()
+CONFIGS = {"old": OLD, "before": BEFORE, "new": NEW}
 _UP = np.array([0.0, 0.0, 1.0])
 
 
@@ -189,70 +201,76 @@ def _stats(values: np.ndarray) -> str:
 def estimator_bench() -> None:
     """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
     rows: dict[str, dict[str, list[float]]] = {}
-    bias: dict[str, dict[str, tuple[float, float, float]]] = {}
-    changed: dict[str, list[str]] = {"old": [], "new": []}
+    bias: dict[str, dict[str, tuple[float, float, float]]] = {}  # "before NAME" / "new NAME" -> cue -> angles
+    changed: dict[str, list[str]] = {label: [] for label in CONFIGS}
     missing: dict[str, str] = {}
     drift: dict[str, tuple[float, float]] = {}
     for name in sorted(TYPE_OF):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         joints = _joints(seq)
-        for label, config in (("old", OLD), ("new", NEW)):
+        for label, config in CONFIGS.items():
             if estimate_floor(joints, seq.fps, config).applied:
                 changed[label].append(name)
         level = estimate_floor(joints, seq.fps, NEW)
         forward = _forward_w(joints, seq.fps)
-        bias[name] = {
-            c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward)) for c in level.considered
-        }
+        for label, config in (("before", BEFORE), ("new", NEW)):
+            bias[f"{label} {name}"] = {
+                c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward))
+                for c in estimate_floor(joints, seq.fps, config).considered
+            }
         if not level.cues:
             missing[name] = "; ".join(level.missing)
         drift[name] = (level.drift_deg, 100 * level.drift_m)
-        rows[name] = {"old": [], "new": [], "tilt": []}
+        rows[name] = {"old": [], "before": [], "new": [], "tilt": []}
         for tilt in TILTS_DEG:
             for axis in AXES.values():
                 rot = rotvec_to_matrix(axis * np.radians(tilt))
                 tilted = joints @ rot.T + OFFSET_M  # a rigid motion of the joints = the clip transformed
-                for label, config in (("old", OLD), ("new", NEW)):
+                for label, config in CONFIGS.items():
                     rows[name][label].append(_left_tilt_deg(tilted, seq.fps, rot @ _UP, config))
                 rows[name]["tilt"].append(tilt)
     sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
     print("Tilt left after levelling [deg] (error of the estimated normal; whole tilt where not corrected)")
     print(
-        "| set | motion type | clips x cases | old median / worst | new median / worst | new <= 0.5° | "
-        "new <= 1° | new worse than untouched |"
+        "| set | motion type | clips x cases | old median / worst | before median / worst (<= 0.5°, <= 1°) | "
+        "new median / worst | new <= 0.5° | new <= 1° | new worse than untouched |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for set_name, names in sets.items():
         for kind in (*MOTION_TYPE, "all types"):
             group = [n for n in names if kind == "all types" or TYPE_OF[n] == kind]
             old = np.concatenate([rows[n]["old"] for n in group])
+            before = np.concatenate([rows[n]["before"] for n in group])
             new = np.concatenate([rows[n]["new"] for n in group])
             tilt_deg = np.concatenate([rows[n]["tilt"] for n in group])
             print(
                 f"| {set_name} | {kind} | {len(group)} x {len(old) // len(group)} | {np.median(old):.2f} / "
-                f"{old.max():.2f} | {np.median(new):.2f} / {new.max():.2f} | {np.mean(new <= 0.5):.0%} | "
+                f"{old.max():.2f} | {np.median(before):.2f} / {before.max():.2f} ({np.mean(before <= 0.5):.0%}, "
+                f"{np.mean(before <= 1.0):.0%}) | {np.median(new):.2f} / {new.max():.2f} | {np.mean(new <= 0.5):.0%} | "
                 f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > tilt_deg + 1e-9))} |"
             )
     print(
         "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with"
         " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]"
     )
-    print("| set | cue | tilt | pitch median [RMS] | roll median [RMS] |")
-    print("|---|---|---|---|---|")
+    print("| set | cue | estimator | tilt | pitch median [RMS] | roll median [RMS] |")
+    print("|---|---|---|---|---|---|")
     for set_name, names in sets.items():
         for cue in CUE_NAMES:
-            values = np.array([bias[n][cue] for n in names if cue in bias[n]]).reshape(-1, 3)
-            if not len(values):
-                print(f"| {set_name} | {cue} | — (0) | — | — |")
-                continue
-            pitch, roll = values[:, 1], values[:, 2]
-            print(
-                f"| {set_name} | {cue} | {_stats(values[:, 0])} | {np.median(pitch):+.2f} "
-                f"[{np.sqrt(np.mean(pitch**2)):.2f}] | {np.median(roll):+.2f} [{np.sqrt(np.mean(roll**2)):.2f}] |"
-            )
+            for label in ("before", "new"):
+                values = np.array([v[cue] for n in names if cue in (v := bias[f"{label} {n}"])]).reshape(-1, 3)
+                if not len(values):
+                    print(f"| {set_name} | {cue} | {label} | — (0) | — | — |")
+                    continue
+                pitch, roll = values[:, 1], values[:, 2]
+                print(
+                    f"| {set_name} | {cue} | {label} | {_stats(values[:, 0])} | {np.median(pitch):+.2f} "
+                    f"[{np.sqrt(np.mean(pitch**2)):.2f}] | {np.median(roll):+.2f} [{np.sqrt(np.mean(roll**2)):.2f}] |"
+                )
     print(
-        "\nTwo cues on the same untilted clip [deg]: angle between their normals, median / 90th percentile / max / "
-        "RMS (clips with both). A difference is some cue's bias, whatever the clip's own floor."
+        "\nTwo cues on the same untilted clip, new estimator [deg]: the difference of their (pitch, roll), median /"
+        " 90th percentile / max / RMS (clips with both)."
+        " A difference is some cue's bias, whatever the clip's own floor."
     )
     print("| set | " + " | ".join(f"{a} vs {b}" for a, b in _PAIRS) + " |")
     print("|---|" + "---|" * len(_PAIRS))
@@ -261,9 +279,9 @@ def estimator_bench() -> None:
         for a, b in _PAIRS:
             values = np.array(
                 [
-                    np.hypot(bias[n][a][1] - bias[n][b][1], bias[n][a][2] - bias[n][b][2])
+                    np.hypot(v[a][1] - v[b][1], v[a][2] - v[b][2])
                     for n in names
-                    if a in bias[n] and b in bias[n]
+                    if a in (v := bias[f"new {n}"]) and b in v
                 ]
             )
             cells.append(_stats(values))
@@ -278,7 +296,7 @@ def estimator_bench() -> None:
         turn = np.array([drift[n][0] for n in names if np.isfinite(drift[n][0])])
         rise = np.array([abs(drift[n][1]) for n in names if np.isfinite(drift[n][1])])
         print(f"| {set_name} | {_stats(turn)} | {_stats(rise)} |")
-    for label in ("old", "new"):
+    for label in CONFIGS:
         print(f"level clips changed by the {label} estimator: {len(changed[label])} of 39 {changed[label]}")
     print("clips with no usable cue (untilted):")
     for name, why in missing.items():

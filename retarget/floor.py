@@ -62,25 +62,26 @@ class FloorConfig:
     max_lean_deg: float = 20.0
     """A fitted floor whose normal is farther than this from the body's mean up direction (pelvis to neck)
     is rejected [deg]: a foot held still in the air, not a floor."""
-    footfall_bias_deg: float = 0.51
-    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
-    term that makes its tilts on the level tuning clips one standard error RMS (its jackknife carries most of
-    its 1.56 deg RMS tilt there; bench/bench_floor.py)."""
+    footfall_bias_deg: float = 0.0
+    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error. None:
+    the jackknife alone already covers the plane's 1.60 deg RMS tilt on the level tuning clips (tilt over
+    standard error is 1 RMS there without a bias term; bench/bench_floor.py)."""
     min_flat_s: float = 0.5
     """Flat planted time (ankle and toe of a foot both planted, averaged over the feet) the foot-geometry
     cue needs [s]."""
     foot_geometry_bias_deg: float = 1.94
     """Systematic error of the foot-geometry cue [deg], added to its residual standard error: a reconstructed
     flat foot is pitched a little differently in every clip. The RMS tilt it finds on the level tuning clips
-    (bench/bench_floor.py); sized as the footfalls' is, it would be 1.48 deg, which moves the single-foot
-    balance of the level tuning clips (one flat foot, 5 deg off)."""
+    (bench/bench_floor.py). (The term that would make its tilts there 1 standard error RMS, 1.50 deg, moves a
+    level tuning clip: the single-foot balance, one flat foot, 6.2 deg off.)"""
     flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
     """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
     and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
     skeleton's (:func:`retarget.floor_cues.rest_foot_heights_m`: 5.50, -0.08, 4.81, 0 cm) differs in the left
     toe: reconstructed left feet stand toes down by about 2 deg, which alone tilted the foot-geometry cue by
-    0.6 deg of roll. The foot-geometry cue fits the plane with these offsets; the footfall plane takes their
-    left-right differences off before fitting one offset per joint kind."""
+    0.6 deg of roll. The foot-geometry cue fits the plane with these offsets. (The footfall plane keeps one
+    free offset per joint kind: taking these left-right differences off it as well left more tilt in the
+    tilted tuning clips, 1.18 deg against 1.03 median.)"""
     flight_min_frames: int = 4
     """Free-fall frames (whole five-frame stencil airborne) the flight cue needs."""
     flight_bias_deg: float = 11.0
@@ -263,10 +264,6 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     normal, eigval = trunk_up, np.zeros(3)
     planted = np.zeros_like(speed, dtype=bool)
     keep = np.zeros(0, dtype=bool)
-    # The known left-right differences of a flat foot's joints, taken off along the current normal: what is
-    # left has one offset per joint kind, as the plane assumes.
-    heights = np.asarray(config.flat_foot_heights_m)
-    lateral = heights - np.array([heights[0] + heights[2], heights[1] + heights[3]])[_KIND] / 2.0
     for round_ in range(config.iterations):
         height = foot @ normal  # (T, 4)
         grounded = _kind_percentiles(height, config.ground_percentile)
@@ -276,10 +273,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             break
         if round_ and np.array_equal(planted, previous):
             break  # the same planted points: the fit would be the same normal again
-        normal, eigval, keep = _robust_fit(
-            (foot - lateral[:, None] * normal)[planted], kinds_all[planted], normal, config
-        )
-    level_foot = foot - lateral[:, None] * normal
+        normal, eigval, keep = _robust_fit(foot[planted], kinds_all[planted], normal, config)
     height = foot @ normal
     floor = float(_kind_percentiles(height, config.ground_percentile).min())
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
@@ -288,7 +282,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     stderr = float("inf")
     if planted.sum() >= 4:
         stderr = _jackknife_deg(
-            level_foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
+            foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
         )
 
     kept = "world frame kept as is"
@@ -313,7 +307,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         planted,
         start,
         fps,
-        heights_m=heights,
+        heights_m=np.asarray(config.flat_foot_heights_m),
         min_flat_s=config.min_flat_s,
         bias_deg=config.foot_geometry_bias_deg,
         outlier_mads=config.outlier_mads,
@@ -348,7 +342,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         cues.append(standing)
     slow = speed < config.stance_speed_m_s
     if not cues:
-        drift_deg, drift_m = _drift(level_foot, slow, kinds_all, trunk_up, config)
+        drift_deg, drift_m = _drift(foot, slow, kinds_all, trunk_up, config)
         return FloorEstimate(
             _UP.copy(),
             floor,
@@ -365,7 +359,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             drift_m,
         )
     normal, stderr = fuse(cues)
-    drift_deg, drift_m = _drift(foot - lateral[:, None] * normal, slow, kinds_all, normal, config)
+    drift_deg, drift_m = _drift(foot, slow, kinds_all, normal, config)
     # The cues read the same feet, so their biases need not average out: the uncertainty that decides
     # whether to correct is never below the least biased cue's bias.
     biases = {
