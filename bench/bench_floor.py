@@ -24,6 +24,7 @@ to the untilted clip's retarget, which is the reference (its own figures on the 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 import clip_split
 import numpy as np
@@ -31,7 +32,7 @@ from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
 from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, transform_sequence
-from retarget.floor_cues import rest_foot_heights_m
+from retarget.floor_cues import rest_foot_heights_m, settled
 from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
 from retarget.pipeline import retarget_sequence
@@ -306,19 +307,23 @@ def estimator_bench() -> None:
 _PAIRS = (("footfalls", "foot geometry"), ("foot geometry", "quiet standing"), ("footfalls", "quiet standing"))
 
 
-def calibrate_bench() -> None:
-    """Heights of the foot joints above the right toe in frames where both feet are flat and planted, on the
-    untilted clips (taken as level): the flat-foot model `FloorConfig.flat_foot_heights_m` is the tuning half's."""
+def calibrate_bench(config: FloorConfig = NEW) -> dict[str, np.ndarray]:
+    """Heights of the foot joints above the right toe in frames where both feet are flat and planted (less
+    `config.flat_edge_s` at each end of a foot's flat stance, as the foot-geometry cue reads them), on the
+    untilted clips (taken as level): the flat-foot model `FloorConfig.flat_foot_heights_m` is the tuning half's.
+    Returns the medians per set."""
     per_clip: dict[str, np.ndarray] = {}
+    medians: dict[str, np.ndarray] = {}
     for name in sorted(TYPE_OF):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         foot = _joints(seq)[:, [7, 10, 8, 11]]
         speed = np.linalg.norm(np.gradient(foot, 1.0 / seq.fps, axis=0), axis=-1)
         height = foot[..., 2]
-        flat = ((speed < 0.2) & (height - np.percentile(height, 5, axis=0) < 0.04)).all(axis=1)
+        planted = (speed < 0.2) & (height - np.percentile(height, 5, axis=0) < 0.04)
+        flat = settled(planted[:, 0::2] & planted[:, 1::2], round(config.flat_edge_s * seq.fps)).all(axis=1)
         if flat.sum() >= 5:
             per_clip[name] = np.median(height[flat] - height[flat, 3:4], axis=0)
-    rest = np.asarray(FloorConfig().flat_foot_heights_m)
+    rest = np.asarray(config.flat_foot_heights_m)
     print("Foot joints above the right toe, both feet flat and planted, untilted clips [cm]: median (MAD) over clips")
     print("| set | clips | L ankle | L toe | R ankle | R toe |")
     print("|---|---|---|---|---|---|")
@@ -326,21 +331,28 @@ def calibrate_bench() -> None:
     sets = {"tuning": TUNING_CLIPS, "test": TEST_CLIPS, "all": tuple(sorted(TYPE_OF))}
     for set_name, names in sets.items():
         values = np.array([per_clip[n] for n in names if n in per_clip])
-        median = np.median(values, axis=0)
+        median = medians[set_name] = np.median(values, axis=0)
         mad = 1.4826 * np.median(np.abs(values - median), axis=0)
         cells = " | ".join(f"{100 * m:.2f} ({100 * d:.2f})" for m, d in zip(median, mad, strict=True))
         print(f"| {set_name} | {len(values)} | {cells} |")
+    return medians
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retarget", action="store_true", help="Foot metrics of the retarget (slow).")
     parser.add_argument("--calibrate", action="store_true", help="The flat-foot joint heights, per split.")
+    parser.add_argument(
+        "--flat-edge", type=float, default=None, help="Run the new estimator with this FloorConfig.flat_edge_s [s]."
+    )
     parser.add_argument("--clips", default=",".join(CLIPS))
     parser.add_argument("--tilts", default="3,8,15", help="Tilt angles [deg].")
     args = parser.parse_args()
+    if args.flat_edge is not None:
+        global NEW
+        NEW = CONFIGS["new"] = dataclasses.replace(NEW, flat_edge_s=args.flat_edge)
     if args.calibrate:
-        calibrate_bench()
+        calibrate_bench(NEW)
         return
     if not args.retarget:
         estimator_bench()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from retarget.contacts import FOOT_JOINTS, detect_foot_contacts
-from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse, quiet_standing_cue
+from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse, quiet_standing_cue, settled
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
@@ -66,6 +66,8 @@ class FloorConfig:
     """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error. None:
     the jackknife alone already covers the plane's 1.60 deg RMS tilt on the level tuning clips (tilt over
     standard error is 1 RMS there without a bias term; bench/bench_floor.py)."""
+    flat_edge_s: float = 0.0
+    """Time dropped at each end of a foot's flat stance before the foot-geometry cue reads it [s]."""
     min_flat_s: float = 0.5
     """Flat planted time (ankle and toe of a foot both planted, averaged over the feet) the foot-geometry
     cue needs [s]."""
@@ -302,9 +304,10 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     else:
         cues.append(Cue("footfalls", normal, float(np.hypot(stderr, config.footfall_bias_deg)), int(planted.sum())))
     start = normal if lean <= config.max_lean_deg else trunk_up
+    flat = np.repeat(settled(planted[:, 0::2] & planted[:, 1::2], round(config.flat_edge_s * fps)), 2, axis=1)
     geometry, why = foot_geometry_cue(
         foot,
-        planted,
+        flat,
         start,
         fps,
         heights_m=np.asarray(config.flat_foot_heights_m),

@@ -51,6 +51,18 @@ def rest_foot_heights_m() -> np.ndarray:
     return down - down[3]
 
 
+def settled(mask: np.ndarray, frames: int) -> np.ndarray:
+    """(T, ...) `mask` less `frames` frames at each end of every run: a foot that has just landed or is about
+    to lift (heel strike, toe-off) is slow but not yet flat."""
+    out = mask.copy()
+    for shift in range(1, frames + 1):
+        out[shift:] &= mask[:-shift]
+        out[:-shift] &= mask[shift:]
+        out[:shift] = False
+        out[-shift:] = False
+    return out
+
+
 def _tangent_basis(normal: np.ndarray) -> np.ndarray:
     """(3, 2) two unit vectors perpendicular to `normal` and to each other."""
     helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])

@@ -275,3 +275,32 @@ def test_calibrated_flat_feet_take_the_left_toe_roll_off():
     assert _angle_deg(normals["measured"]["foot geometry"], UP) < 0.4
     assert _angle_deg(normals["rest"]["foot geometry"], UP) > 0.8
     assert np.array_equal(normals["measured"]["footfalls"], normals["rest"]["footfalls"])
+
+
+def test_settled_drops_the_ends_of_every_run():
+    from retarget.floor_cues import settled
+
+    mask = np.array([1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1], dtype=bool)
+    expected = np.array([0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0], dtype=bool)
+    assert np.array_equal(settled(mask, 1), expected)
+    assert np.array_equal(settled(mask, 0), mask)
+    assert not settled(mask, 3).any()
+
+
+def test_the_flat_foot_heights_are_the_tuning_clips():
+    """`FloorConfig.flat_foot_heights_m` is what `bench/bench_floor.py --calibrate` measures on the tuning half
+    (one source: the default is the data's, to the 0.1 mm it is written with)."""
+    import contextlib
+    import io
+    import sys
+    from pathlib import Path
+
+    from retarget.floor import FloorConfig
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import bench_floor
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        medians = bench_floor.calibrate_bench()
+    np.testing.assert_allclose(medians["tuning"], FloorConfig().flat_foot_heights_m, atol=5e-5)
+    assert medians["tuning"][1] < -0.004  # the left toe stands lower than the right on a flat foot
