@@ -302,6 +302,14 @@ def estimator_bench() -> None:
     print("clips with no usable cue (untilted):")
     for name, why in missing.items():
         print(f"  {name}: {why}")
+    print("\nPer clip: tilt left after levelling, median of the 12 cases [deg], before / new (T tuning, R test)")
+    for kind in MOTION_TYPE:
+        cells = [
+            f"{'T' if n in TUNING_CLIPS else 'R'} {n.removesuffix('_filter')} "
+            f"{np.median(rows[n]['before']):.2f} / {np.median(rows[n]['new']):.2f}"
+            for n in sorted(MOTION_TYPE[kind])
+        ]
+        print(f"{kind}: " + "; ".join(cells))
 
 
 _PAIRS = (("footfalls", "foot geometry"), ("foot geometry", "quiet standing"), ("footfalls", "quiet standing"))
