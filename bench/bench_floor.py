@@ -1,16 +1,21 @@
 """Floor from the motion: real clips tilted and lifted, the floor found again, and what levelling
 does for the retarget's foot metrics.
 
-    nice -n 10 python bench/bench_floor.py              # estimator: all 39 clips x tilts x axes, old vs new
+    nice -n 10 python bench/bench_floor.py              # estimator: all 39 clips x tilts x axes, old / before / new
+    nice -n 10 python bench/bench_floor.py --calibrate  # the flat-foot joint heights on the level clips, per split
+    nice -n 10 python bench/bench_floor.py --flat-edge 0.1 [--calibrate]  # the new estimator, flat stance trimmed
     nice -n 10 python bench/bench_floor.py --retarget [--clips walk_level2_filter,...] [--tilts 3,8,15]
 
 Estimator mode: every bundled clip tilted by 3, 8 and 15 deg about x, y and both horizontal diagonals
 and lifted by (0.4, -0.3, 0.25) m. The error counted is the tilt left in the clip after the estimator
 has acted: the angle between the estimated and the true normal when it corrects, the whole tilt when it
-leaves the clip as it is. Old = the footfall plane alone (free offset per foot-joint kind); new = the
-footfalls, the flat-foot geometry and ballistic flight fused. Per motion type, median and worst, on the
-reporting half, the tuning half and all clips; each cue's tilt on the untilted (level) clips (its bias);
-level clips changed. The untilted bundled clips are taken as level (ASAP levelled them).
+leaves the clip as it is. Old = the footfall plane alone (free offset per foot-joint kind); before = the
+fused estimator with the rest skeleton's flat feet; new = the defaults (footfalls, measured flat-foot
+geometry, ballistic flight, quiet standing where no foot cue is usable). Per motion type, median and worst,
+on the test half, the tuning half (bench/clip_split.py, the project's one split) and all clips; each cue's
+tilt on the untilted (level) clips (its bias), whole and as pitch along the feet / roll across; how far
+two cues differ on the same clip; the depth drift; level clips changed; per-clip medians. The untilted
+bundled clips are taken as level (ASAP levelled them).
 
 Retarget mode (the original bench):
 Each bundled clip is tilted by each angle about the diagonal horizontal axis (x+y) and lifted by
