@@ -308,11 +308,11 @@ def estimator_bench() -> None:
     for name, why in missing.items():
         print(f"  {name}: {why}")
     print("\nPer clip: tilt left after levelling, median of the 12 cases [deg], before / new (T tuning, R test)")
-    for kind in MOTION_TYPE:
+    for kind, group in MOTION_TYPE.items():
         cells = [
             f"{'T' if n in TUNING_CLIPS else 'R'} {n.removesuffix('_filter')} "
             f"{np.median(rows[n]['before']):.2f} / {np.median(rows[n]['new']):.2f}"
-            for n in sorted(MOTION_TYPE[kind])
+            for n in sorted(group)
         ]
         print(f"{kind}: " + "; ".join(cells))
 
