@@ -3,7 +3,7 @@ does for the retarget's foot metrics.
 
     nice -n 10 python bench/bench_floor.py              # estimator: all 39 clips x tilts x axes, old / before / new
     nice -n 10 python bench/bench_floor.py --calibrate  # the flat-foot joint heights on the level clips, per split
-    nice -n 10 python bench/bench_floor.py --flat-edge 0.1 [--calibrate]  # the new estimator, flat stance trimmed
+    nice -n 10 python bench/bench_floor.py --set flat_edge_s=0.1 [--calibrate]  # the new estimator, one field changed
     nice -n 10 python bench/bench_floor.py --retarget [--clips walk_level2_filter,...] [--tilts 3,8,15]
 
 Estimator mode: every bundled clip tilted by 3, 8 and 15 deg about x, y and both horizontal diagonals
@@ -356,14 +356,19 @@ def main() -> None:
     parser.add_argument("--retarget", action="store_true", help="Foot metrics of the retarget (slow).")
     parser.add_argument("--calibrate", action="store_true", help="The flat-foot joint heights, per split.")
     parser.add_argument(
-        "--flat-edge", type=float, default=None, help="Run the new estimator with this FloorConfig.flat_edge_s [s]."
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="Run the new estimator with this FloorConfig field changed (a number; repeatable).",
     )
     parser.add_argument("--clips", default=",".join(CLIPS))
     parser.add_argument("--tilts", default="3,8,15", help="Tilt angles [deg].")
     args = parser.parse_args()
-    if args.flat_edge is not None:
+    if args.set:
         global NEW
-        NEW = CONFIGS["new"] = dataclasses.replace(NEW, flat_edge_s=args.flat_edge)
+        changes = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+        NEW = CONFIGS["new"] = dataclasses.replace(NEW, **changes)  # type: ignore[arg-type]
     if args.calibrate:
         calibrate_bench(NEW)
         return
