@@ -154,6 +154,7 @@ OLD = FloorConfig(
 """The footfall plane alone, as before the foot-geometry and flight cues: same numbers as the old estimator."""
 BEFORE = FloorConfig(
     flat_foot_heights_m=(float(_REST_RISE_M[0]), 0.0, float(_REST_RISE_M[1]), 0.0),
+    flat_foot_spread_m=(0.0, 0.0, 0.0, 0.0),
     foot_geometry_bias_deg=1.7,
     flight_bias_deg=14.0,
     min_standing_s=float("inf"),
@@ -320,13 +321,13 @@ def estimator_bench() -> None:
 _PAIRS = (("footfalls", "foot geometry"), ("foot geometry", "quiet standing"), ("footfalls", "quiet standing"))
 
 
-def calibrate_bench(config: FloorConfig = NEW) -> dict[str, np.ndarray]:
+def calibrate_bench(config: FloorConfig = NEW) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Heights of the foot joints above the right toe in frames where both feet are flat and planted (less
     `config.flat_edge_s` at each end of a foot's flat stance, as the foot-geometry cue reads them), on the
     untilted clips (taken as level): the flat-foot model `FloorConfig.flat_foot_heights_m` is the tuning half's.
-    Returns the medians per set."""
+    Returns (median, scaled MAD) per set: `flat_foot_heights_m` and `flat_foot_spread_m` are the tuning half's."""
     per_clip: dict[str, np.ndarray] = {}
-    medians: dict[str, np.ndarray] = {}
+    medians: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for name in sorted(TYPE_OF):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         foot = _joints(seq)[:, [7, 10, 8, 11]]
@@ -340,12 +341,18 @@ def calibrate_bench(config: FloorConfig = NEW) -> dict[str, np.ndarray]:
     print("Foot joints above the right toe, both feet flat and planted, untilted clips [cm]: median (MAD) over clips")
     print("| set | clips | L ankle | L toe | R ankle | R toe |")
     print("|---|---|---|---|---|---|")
-    print("| FloorConfig default | — | " + " | ".join(f"{100 * h:.2f}" for h in rest) + " |")
+    spread = np.asarray(config.flat_foot_spread_m)
+    print(
+        "| FloorConfig default | — | "
+        + " | ".join(f"{100 * h:.2f} ({100 * d:.2f})" for h, d in zip(rest, spread, strict=True))
+        + " |"
+    )
     sets = {"tuning": TUNING_CLIPS, "test": TEST_CLIPS, "all": tuple(sorted(TYPE_OF))}
     for set_name, names in sets.items():
         values = np.array([per_clip[n] for n in names if n in per_clip])
-        median = medians[set_name] = np.median(values, axis=0)
+        median = np.median(values, axis=0)
         mad = 1.4826 * np.median(np.abs(values - median), axis=0)
+        medians[set_name] = (median, mad)
         cells = " | ".join(f"{100 * m:.2f} ({100 * d:.2f})" for m, d in zip(median, mad, strict=True))
         print(f"| {set_name} | {len(values)} | {cells} |")
     return medians

@@ -63,19 +63,22 @@ class FloorConfig:
     """A fitted floor whose normal is farther than this from the body's mean up direction (pelvis to neck)
     is rejected [deg]: a foot held still in the air, not a floor."""
     footfall_bias_deg: float = 0.0
-    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error. None:
-    the jackknife alone already covers the plane's 1.60 deg RMS tilt on the level tuning clips (tilt over
-    standard error is 1 RMS there without a bias term; bench/bench_floor.py)."""
+    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
+    term that makes its tilts on the level tuning clips one standard error RMS. None is needed: the jackknife
+    alone already covers the plane's 1.60 deg RMS tilt there (bench/bench_floor.py)."""
     flat_edge_s: float = 0.0
     """Time dropped at each end of a foot's flat stance before the foot-geometry cue reads it [s]."""
+    flat_foot_spread_m: tuple[float, float, float, float] = (0.0029, 0.0036, 0.0028, 0.0)
+    """How far a clip's flat-foot heights stray from `flat_foot_heights_m`, per joint [m]: the spread (scaled
+    MAD) over the level tuning clips (`bench/bench_floor.py --calibrate`; the right toe is the reference).
+    The foot-geometry cue carries it through each clip's own geometry into its standard error."""
     min_flat_s: float = 0.5
     """Flat planted time (ankle and toe of a foot both planted, averaged over the feet) the foot-geometry
     cue needs [s]."""
-    foot_geometry_bias_deg: float = 1.94
-    """Systematic error of the foot-geometry cue [deg], added to its residual standard error: a reconstructed
-    flat foot is pitched a little differently in every clip. The RMS tilt it finds on the level tuning clips
-    (bench/bench_floor.py). (The term that would make its tilts there 1 standard error RMS, 1.50 deg, moves a
-    level tuning clip: the single-foot balance, one flat foot, 6.2 deg off.)"""
+    foot_geometry_bias_deg: float = 1.19
+    """Systematic error of the foot-geometry cue beyond its flat-foot heights' spread [deg], added to its
+    residual standard error and the carried height spread: the term that makes its tilts on the level tuning
+    clips one standard error RMS, as the footfalls' (bench/bench_floor.py)."""
     flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
     """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
     and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
@@ -302,7 +305,15 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     elif not np.isfinite(stderr):
         missing.append("footfalls: fewer than 3 footfalls")
     else:
-        cues.append(Cue("footfalls", normal, float(np.hypot(stderr, config.footfall_bias_deg)), int(planted.sum())))
+        cues.append(
+            Cue(
+                "footfalls",
+                normal,
+                float(np.hypot(stderr, config.footfall_bias_deg)),
+                int(planted.sum()),
+                config.footfall_bias_deg,
+            )
+        )
     start = normal if lean <= config.max_lean_deg else trunk_up
     flat = np.repeat(settled(planted[:, 0::2] & planted[:, 1::2], round(config.flat_edge_s * fps)), 2, axis=1)
     geometry, why = foot_geometry_cue(
@@ -311,6 +322,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         start,
         fps,
         heights_m=np.asarray(config.flat_foot_heights_m),
+        height_spread_m=np.asarray(config.flat_foot_spread_m),
         min_flat_s=config.min_flat_s,
         bias_deg=config.foot_geometry_bias_deg,
         outlier_mads=config.outlier_mads,
@@ -365,13 +377,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     drift_deg, drift_m = _drift(foot, slow, kinds_all, normal, config)
     # The cues read the same feet, so their biases need not average out: the uncertainty that decides
     # whether to correct is never below the least biased cue's bias.
-    biases = {
-        "footfalls": config.footfall_bias_deg,
-        "foot geometry": config.foot_geometry_bias_deg,
-        "flight": config.flight_bias_deg,
-        "quiet standing": config.quiet_standing_bias_deg,
-    }
-    bias = min(biases[c.name] for c in cues)
+    bias = min(c.bias_deg for c in cues)
     stderr = max(stderr, bias)
     floor = float(_kind_percentiles(foot @ normal, config.ground_percentile).min())
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))

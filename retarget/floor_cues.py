@@ -38,6 +38,8 @@ class Cue:
     """Standard error of its direction [deg]: residual spread, and the cue's bias floor."""
     samples: int
     """Points (foot geometry) or frames (flight) it rests on."""
+    bias_deg: float = 0.0
+    """The systematic part of `stderr_deg` [deg]: what more samples of the same clip would not shrink."""
 
 
 def rest_foot_heights_m() -> np.ndarray:
@@ -78,6 +80,7 @@ def foot_geometry_cue(
     fps: float,
     *,
     heights_m: np.ndarray,
+    height_spread_m: np.ndarray,
     min_flat_s: float,
     bias_deg: float,
     outlier_mads: float,
@@ -85,17 +88,21 @@ def foot_geometry_cue(
     """Normal from planted flat feet with known offsets (foot joint j at c + heights_m[j]).
 
     `foot_w` (T, 4, 3) in the order (L ankle, L toe, R ankle, R toe); `planted` (T, 4); `heights_m` (4,)
-    each joint's height above the floor on a flat foot, up to a common offset. A foot counts as flat in
-    frames where its ankle and its toe are both planted. Gauss-Newton on the normal's two tangent
-    components and the one offset c; outliers dropped at `outlier_mads` MADs.
+    each joint's height above the floor on a flat foot, up to a common offset, and `height_spread_m` (4,)
+    how far a clip's own heights stray from them (one error per joint, held over the clip). A foot counts
+    as flat in frames where its ankle and its toe are both planted. Gauss-Newton on the normal's two tangent
+    components and the one offset c; outliers dropped at `outlier_mads` MADs. The standard error combines
+    the residuals', the height errors carried through this clip's own geometry (two feet far apart pin the
+    roll; one still foot hardly does) and `bias_deg`.
     Returns (cue or None, why none)."""
-    points, offsets = [], []
+    points, offsets, joints = [], [], []
     flat_frames = 0
     for side in range(2):
         flat = planted[:, 2 * side] & planted[:, 2 * side + 1]
         flat_frames += int(flat.sum())
         points += [foot_w[flat, 2 * side], foot_w[flat, 2 * side + 1]]
         offsets += [np.full(int(flat.sum()), heights_m[2 * side]), np.full(int(flat.sum()), heights_m[2 * side + 1])]
+        joints += [np.full(int(flat.sum()), 2 * side), np.full(int(flat.sum()), 2 * side + 1)]
     flat_s = flat_frames / 2.0 / fps
     if flat_s < min_flat_s or flat_frames < 3:
         return None, f"foot geometry: feet flat and planted {flat_s:.2f} s (need {min_flat_s:g} s)"
@@ -123,10 +130,17 @@ def foot_geometry_cue(
     dof = max(len(residual) - 3, 1)
     # Samples within a footfall are not independent: count each ~0.5 s of flat stance as one sample.
     correlated = max(1.0, 0.5 * fps)
-    cov = np.linalg.pinv(jac.T @ jac)[:2, :2] * (residual @ residual / dof) * correlated
+    inverse = np.linalg.pinv(jac.T @ jac)
+    cov = inverse[:2, :2] * (residual @ residual / dof) * correlated
     stat_deg = float(np.degrees(np.sqrt(max(np.trace(cov), 0.0))))
-    stderr = float(np.hypot(stat_deg, bias_deg))
-    return Cue("foot geometry", normal, stderr, int(keep.sum())), ""
+    # A joint's height off by d_j in this clip moves the solution by inverse J^T D d (D: which joint each
+    # point is); the errors are independent per joint with the measured spread.
+    which = np.concatenate(joints)[keep]
+    carry = inverse @ (jac.T @ (which[:, None] == np.arange(4)))  # (3, 4)
+    shape_cov = (carry * np.square(height_spread_m)) @ carry.T
+    shape_deg = float(np.degrees(np.sqrt(max(np.trace(shape_cov[:2, :2]), 0.0))))
+    bias = float(np.hypot(shape_deg, bias_deg))
+    return Cue("foot geometry", normal, float(np.hypot(stat_deg, bias)), int(keep.sum()), bias), ""
 
 
 def flight_cue(
@@ -154,7 +168,7 @@ def flight_cue(
     # Three-frame smoothing correlates neighbours: a third of the frames are independent.
     independent = max(len(used) / 3.0, 1.0)
     stat_deg = float(np.degrees(np.sqrt(np.sum(perpendicular**2) / max(len(used) - 1, 1) / independent) / size))
-    return Cue("flight", normal, float(np.hypot(stat_deg, bias_deg)), len(used)), ""
+    return Cue("flight", normal, float(np.hypot(stat_deg, bias_deg)), len(used), bias_deg), ""
 
 
 def quiet_standing_cue(
@@ -175,7 +189,7 @@ def quiet_standing_cue(
     # A lean held for a while is one sample: count one independent sample per 0.5 s of standing.
     independent = max(frames / max(0.5 * fps, 1.0), 1.0)
     stat_deg = float(np.degrees(np.sqrt(np.mean(spread**2) / independent)))
-    return Cue("quiet standing", normal, float(np.hypot(stat_deg, bias_deg)), frames), ""
+    return Cue("quiet standing", normal, float(np.hypot(stat_deg, bias_deg)), frames, bias_deg), ""
 
 
 def fuse(cues: list[Cue]) -> tuple[np.ndarray, float]:

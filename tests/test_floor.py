@@ -288,8 +288,8 @@ def test_settled_drops_the_ends_of_every_run():
 
 
 def test_the_flat_foot_heights_are_the_tuning_clips():
-    """`FloorConfig.flat_foot_heights_m` is what `bench/bench_floor.py --calibrate` measures on the tuning half
-    (one source: the default is the data's, to the 0.1 mm it is written with)."""
+    """`FloorConfig.flat_foot_heights_m` and `flat_foot_spread_m` are what `bench/bench_floor.py --calibrate`
+    measures on the tuning half (one source: the defaults are the data's, to the 0.1 mm they are written with)."""
     import contextlib
     import io
     import sys
@@ -302,5 +302,7 @@ def test_the_flat_foot_heights_are_the_tuning_clips():
 
     with contextlib.redirect_stdout(io.StringIO()):
         medians = bench_floor.calibrate_bench()
-    np.testing.assert_allclose(medians["tuning"], FloorConfig().flat_foot_heights_m, atol=5e-5)
-    assert medians["tuning"][1] < -0.004  # the left toe stands lower than the right on a flat foot
+    median, spread = medians["tuning"]
+    np.testing.assert_allclose(median, FloorConfig().flat_foot_heights_m, atol=5e-5)
+    np.testing.assert_allclose(spread, FloorConfig().flat_foot_spread_m, atol=5e-5)
+    assert median[1] < -0.004  # the left toe stands lower than the right on a flat foot
