@@ -66,12 +66,21 @@ class FloorConfig:
     """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
     term that makes its tilts on the level tuning clips one standard error RMS. None is needed: the jackknife
     alone already covers the plane's 1.60 deg RMS tilt there (bench/bench_floor.py)."""
-    flat_edge_s: float = 0.0
-    """Time dropped at each end of a foot's flat stance before the foot-geometry cue reads it [s]."""
+    flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
+    """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
+    and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
+    skeleton's (:func:`retarget.floor_cues.rest_foot_heights_m`: 5.50, -0.08, 4.81, 0 cm) differs in the left
+    toe: reconstructed left feet stand toes down by about 2 deg, which alone tilted the foot-geometry cue by
+    0.6 deg of roll. The foot-geometry cue fits the plane with these offsets; the footfall plane keeps one free
+    offset per joint kind."""
     flat_foot_spread_m: tuple[float, float, float, float] = (0.0029, 0.0036, 0.0028, 0.0)
     """How far a clip's flat-foot heights stray from `flat_foot_heights_m`, per joint [m]: the spread (scaled
     MAD) over the level tuning clips (`bench/bench_floor.py --calibrate`; the right toe is the reference).
     The foot-geometry cue carries it through each clip's own geometry into its standard error."""
+    flat_edge_s: float = 0.0
+    """Time dropped at each end of a foot's flat stance before the foot-geometry cue reads it [s]: heel strike
+    and toe-off. None: dropping 0.1 s leaves the left toe as low and more tilt on the tuning half
+    (`bench/bench_floor.py --set flat_edge_s=0.1`)."""
     min_flat_s: float = 0.5
     """Flat planted time (ankle and toe of a foot both planted, averaged over the feet) the foot-geometry
     cue needs [s]."""
@@ -79,14 +88,6 @@ class FloorConfig:
     """Systematic error of the foot-geometry cue beyond its flat-foot heights' spread [deg], added to its
     residual standard error and the carried height spread: the term that makes its tilts on the level tuning
     clips one standard error RMS, as the footfalls' (bench/bench_floor.py)."""
-    flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
-    """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
-    and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
-    skeleton's (:func:`retarget.floor_cues.rest_foot_heights_m`: 5.50, -0.08, 4.81, 0 cm) differs in the left
-    toe: reconstructed left feet stand toes down by about 2 deg, which alone tilted the foot-geometry cue by
-    0.6 deg of roll. The foot-geometry cue fits the plane with these offsets. (The footfall plane keeps one
-    free offset per joint kind: taking these left-right differences off it as well left more tilt in the
-    tilted tuning clips, 1.18 deg against 1.03 median.)"""
     flight_min_frames: int = 4
     """Free-fall frames (whole five-frame stencil airborne) the flight cue needs."""
     flight_bias_deg: float = 11.0

@@ -1,9 +1,9 @@
 """Cues to a clip's gravity direction that do not need the feet to spread apart.
 
-- Foot geometry: a flat SMPL foot's ankle sits a known height above its toe joint (the neutral
-  skeleton's rest offset, y-up, read as a body fact, not fitted). Planted flat feet then lie on one
-  plane with known offsets per joint kind, so the ankle-toe line of a single foot fixes the pitch
-  along it, and two feet side by side fix the roll across them: in-place motions get a floor.
+- Foot geometry: the joints of a flat foot stand at known heights above the floor (measured on level
+  clips, not fitted per clip; the rest skeleton's are close). Planted flat feet then lie on one plane
+  with known offsets per joint, so the ankle-toe line of a single foot fixes the pitch along it, and
+  two feet side by side fix the roll across them: in-place motions get a floor.
 - Ballistic flight: while neither foot touches the ground, the pelvis falls freely, so its
   acceleration (second difference, smoothed) points along -gravity, whatever the feet do.
 - Quiet standing: with both feet planted, the trunk (pelvis to neck) is held near gravity; a weak
