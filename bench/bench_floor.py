@@ -208,7 +208,7 @@ def _stats(values: np.ndarray) -> str:
 def estimator_bench() -> None:
     """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
     rows: dict[str, dict[str, list[float]]] = {}
-    bias: dict[str, dict[str, tuple[float, float, float]]] = {}  # "before NAME" / "new NAME" -> cue -> angles
+    bias: dict[str, dict[str, tuple[float, float, float, float]]] = {}  # "before NAME" / "new NAME" -> cue -> angles
     changed: dict[str, list[str]] = {label: [] for label in CONFIGS}
     missing: dict[str, str] = {}
     drift: dict[str, tuple[float, float]] = {}
@@ -222,7 +222,7 @@ def estimator_bench() -> None:
         forward = _forward_w(joints, seq.fps)
         for label, config in (("before", BEFORE), ("new", NEW)):
             bias[f"{label} {name}"] = {
-                c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward))
+                c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward), c.stderr_deg)
                 for c in estimate_floor(joints, seq.fps, config).considered
             }
         if not level.cues:
@@ -258,21 +258,23 @@ def estimator_bench() -> None:
             )
     print(
         "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with"
-        " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]"
+        " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]; its tilt in its own"
+        " standard errors (1 RMS: the standard error is honest)"
     )
-    print("| set | cue | estimator | tilt | pitch median [RMS] | roll median [RMS] |")
-    print("|---|---|---|---|---|---|")
+    print("| set | cue | estimator | tilt | pitch median [RMS] | roll median [RMS] | tilt / standard error RMS / max |")
+    print("|---|---|---|---|---|---|---|")
     for set_name, names in sets.items():
         for cue in CUE_NAMES:
             for label in ("before", "new"):
-                values = np.array([v[cue] for n in names if cue in (v := bias[f"{label} {n}"])]).reshape(-1, 3)
+                values = np.array([v[cue] for n in names if cue in (v := bias[f"{label} {n}"])]).reshape(-1, 4)
                 if not len(values):
-                    print(f"| {set_name} | {cue} | {label} | — (0) | — | — |")
+                    print(f"| {set_name} | {cue} | {label} | — (0) | — | — | — |")
                     continue
-                pitch, roll = values[:, 1], values[:, 2]
+                pitch, roll, z = values[:, 1], values[:, 2], values[:, 0] / values[:, 3]
                 print(
                     f"| {set_name} | {cue} | {label} | {_stats(values[:, 0])} | {np.median(pitch):+.2f} "
-                    f"[{np.sqrt(np.mean(pitch**2)):.2f}] | {np.median(roll):+.2f} [{np.sqrt(np.mean(roll**2)):.2f}] |"
+                    f"[{np.sqrt(np.mean(pitch**2)):.2f}] | {np.median(roll):+.2f} [{np.sqrt(np.mean(roll**2)):.2f}] | "
+                    f"{np.sqrt(np.mean(z**2)):.2f} / {z.max():.2f} |"
                 )
     print(
         "\nTwo cues on the same untilted clip, new estimator [deg]: the difference of their (pitch, roll), median /"

@@ -65,7 +65,7 @@ class FloorConfig:
     footfall_bias_deg: float = 0.0
     """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
     term that makes its tilts on the level tuning clips one standard error RMS. None is needed: the jackknife
-    alone already covers the plane's 1.60 deg RMS tilt there (bench/bench_floor.py)."""
+    alone already covers the plane's 1.60 deg RMS tilt there (0.90 standard errors RMS; bench/bench_floor.py)."""
     flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
     """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
     and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
