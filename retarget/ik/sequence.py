@@ -37,13 +37,14 @@ class SequenceIkConfig:
     """Scale of the arm-segment vector residuals (upper arm, forearm) [1/m]."""
     leg_segment_weight: float = 2.0
     """Scale of the leg-segment vector residuals (thigh, shank) [1/m]."""
-    thigh_from_hip_roll: bool = False
-    """Aim the thigh line from the hip-roll origin to the knee along the human thigh, rather than the line from
-    the hip-pitch origin (the matched hip point): the hip-pitch-to-roll offset (5.2 cm sideways, 3 cm down) tilts
-    that line 9° sideways at q = 0, so following the human with it leaves the thigh proper splayed 9° less than
-    the human's (see :func:`retarget.ik.problem.thigh_segment_targets_w`). On: thigh 7.27° → 6.35° on the test
-    half (official 6.71°; bench/bench_limbs.py), but a stance foot of walk_level1 turns 2.4° in a phase (1.8°
-    off) and self-collision rises (mean depth 1.46 → 1.84 mm over the 39 clips), so it is off by default."""
+    leg_from_hip_roll: float = 0.4
+    """How far [0, 1] each leg's knee, ankle and foot targets move from the bone-scaled human's towards the
+    human leg rebuilt on the robot's (:func:`retarget.ik.problem.leg_chain_from_hip_roll_w`): the knee where
+    the robot's hip-roll → knee line along the human thigh puts it, the ankle along the human shank from there.
+    The scaled human leg hangs from the hip-pitch point, 5.2 cm medial of the robot's hip-roll origin, so its
+    targets pull the robot thigh ~6° more adducted than the human's (most in stance, where the foot targets are
+    heavy). The G1's knee bends in the thigh's plane only, so a human knee that is not in its thigh's plane (valgus)
+    cannot be followed by thigh and shank at once: 1 puts the whole error on the shank, 0 mostly on the thigh."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 14.0
