@@ -46,6 +46,17 @@ def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
     )
 
 
+def _segment_weights_per_frame(config: SequenceIkConfig, stance: np.ndarray) -> np.ndarray:
+    """(T, G) residual scale of each limb segment per frame: :func:`_segment_weights`, with each shank at
+    ``swing_shank_segment_weight`` in the frames its foot is not in stance."""
+    weights = np.tile(_segment_weights(config), (stance.shape[0], 1))
+    if config.swing_shank_segment_weight is not None:
+        for foot, side in enumerate(("left", "right")):
+            shank = LIMB_SEGMENTS.index((f"{side}_knee", f"{side}_ankle"))
+            weights[~stance[:, foot], shank] = config.swing_shank_segment_weight
+    return weights
+
+
 _THIGH_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
 
@@ -314,7 +325,7 @@ def build_sequence_problem(
             frame_weight,
             frame_yaw_weight=frame_yaw_weight,
             segment_vec_w=segment_vec,
-            segment_weight=np.tile(_segment_weights(config), (num_frames, 1)),
+            segment_weight=_segment_weights_per_frame(config, feet.stance),
             sole_floor_check=sole_check,
             heading_phase=heading_phase,
         ),
