@@ -78,6 +78,9 @@ def segment_table(title: str, scores: dict[str, dict[str, IndepLimbMetrics]]) ->
     our = np.array([s["ours"].pelvis_height_err_indep_m for s in scores.values()]) * 100
     win = f"{int((our <= off).sum())}/{len(our)} ({(our <= off).mean():.0%})"
     out.add_row("pelvis height [cm]", f"{off.mean():.2f}", f"{our.mean():.2f}", _ratio(our.mean(), off.mean()), win)
+    off = np.array([s["official"].pelvis_height_bias_indep_m for s in scores.values()]) * 100
+    our = np.array([s["ours"].pelvis_height_bias_indep_m for s in scores.values()]) * 100
+    out.add_row("pelvis height, signed [cm]", f"{off.mean():+.2f}", f"{our.mean():+.2f}", "", "")
     return out
 
 

