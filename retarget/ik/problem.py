@@ -3,7 +3,9 @@
 Tracked, in order: the robot's matched points (position), its matched frames (orientation),
 and the sole points of both feet (floor constraint). In stance frames the ankle point and the
 foot frame switch to the contact targets of :mod:`retarget.contact_targets` (fixed, flat, on
-the floor) with the heavier contact weights.
+the floor) with the heavier contact weights. Before any of it, each leg of the scaled human is moved part of the way
+onto the robot's own leg (:func:`leg_chain_from_hip_roll_w`), so that knee, ankle and foot targets agree with the
+human thigh and shank directions where the robot's leg actually hangs from its hip.
 """
 
 from __future__ import annotations
@@ -230,7 +232,7 @@ def soles_about_ankle_b(robot: RobotSpec) -> list[np.ndarray]:
 
 def ankle_height_flat_m(robot: RobotSpec) -> float:
     """Height [m] of the matched ankle point above the floor when its foot lies flat with the lowest sole point on
-    z = 0 (G1: the ankle-pitch axis, 0.035 + 0.0176 m)."""
+    z = 0 (G1: the foot link origin, 0.035 m)."""
     return -float(min(soles[:, 2].min() for soles in soles_about_ankle_b(robot)))
 
 
