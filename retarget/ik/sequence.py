@@ -73,7 +73,7 @@ class SequenceIkConfig:
     without being turned to the human toes' heading. None: the human heading at ``contact_heading_weight``
     (sliding 0.28 cm/s median over the 39 clips; with 1.0 and the position weight 14: 0.14 cm/s). 1.5 holds the
     feet against the heavier swing shank (``swing_shank_segment_weight``), which at 1.0 turns a stance foot of
-    walk_level1 2.5° within a phase (1.7° at 1.5; sliding 0.14 → 0.11 cm/s median)."""
+    walk_level1 2.3° within a phase (1.7° at 1.5; sliding 0.14 → 0.11 cm/s median)."""
     ankle_pitch_margin_rad: float | None = 0.05
     """Stance feet stay flat unless the human shank leans further than the ankle pitch range minus this
     margin allows; then the foot pitches just enough (heel or toe lifted, see
