@@ -1,6 +1,6 @@
 """Limb direction and pelvis height by the independent definition: ours vs the official ASAP retargets.
 
-    python bench/bench_limbs.py [--split all|test|tuning] [--json OUT.json]
+    python bench/bench_limbs.py [--split all|test|tuning] [--sequence-ik KEY=VALUE ...] [--json OUT.json]
 
 Scores every clip of the split (bench/clip_split.py) with :mod:`retarget.metrics.limbs_indep` -- the same code and
 the same MuJoCo kinematics for both robots' motions -- against the source SMPL clip. Floor levelling is OFF for both
@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_data import ASAP_REFERENCE_DIR, SMPL_DIR
 from clip_split import MOTION_TYPES, SPLITS, TEST_CLIPS, motion_type
+from config_args import sequence_ik_from_args
 
 from retarget.asap_pkl import asap_dict_to_motion, read_motion_library
 from retarget.config import RetargetConfig
-from retarget.ik.sequence import SequenceIkConfig
 from retarget.metrics.clip import align
 from retarget.metrics.human import load_human_reference
 from retarget.metrics.limbs_indep import SEGMENT_NAMES_INDEP, IndepLimbMetrics, score_indep
@@ -78,6 +78,9 @@ def segment_table(title: str, scores: dict[str, dict[str, IndepLimbMetrics]]) ->
     our = np.array([s["ours"].pelvis_height_err_indep_m for s in scores.values()]) * 100
     win = f"{int((our <= off).sum())}/{len(our)} ({(our <= off).mean():.0%})"
     out.add_row("pelvis height [cm]", f"{off.mean():.2f}", f"{our.mean():.2f}", _ratio(our.mean(), off.mean()), win)
+    off = np.array([s["official"].pelvis_height_bias_indep_m for s in scores.values()]) * 100
+    our = np.array([s["ours"].pelvis_height_bias_indep_m for s in scores.values()]) * 100
+    out.add_row("pelvis height, signed [cm]", f"{off.mean():+.2f}", f"{our.mean():+.2f}", "", "")
     return out
 
 
@@ -107,14 +110,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=sorted(SPLITS), default="all", help="clips to score (default: all 39)")
     parser.add_argument(
-        "--thigh-from-hip-roll", action="store_true", help="ours with SequenceIkConfig.thigh_from_hip_roll on"
+        "--sequence-ik", nargs="+", metavar="KEY=VALUE", help="ours with these SequenceIkConfig fields changed"
     )
     parser.add_argument("--json", type=Path, default=None, help="write per-clip figures here")
     args = parser.parse_args()
     start = time.perf_counter()
-    config = RetargetConfig(
-        source=UNLEVELLED, sequence_ik=SequenceIkConfig(thigh_from_hip_roll=args.thigh_from_hip_roll)
-    )
+    config = RetargetConfig(source=UNLEVELLED, sequence_ik=sequence_ik_from_args(args.sequence_ik))
     scores: dict[str, dict[str, IndepLimbMetrics]] = {}
     for i, stem in enumerate(SPLITS[args.split]):
         print(f"[{i + 1}/{len(SPLITS[args.split])}] {stem}", file=sys.stderr, flush=True)

@@ -1,6 +1,6 @@
 """Retargeting quality on the 39 real clips: official ASAP retargets vs ours vs the GMR-style baseline.
 
-    python bench/bench_quality.py [--clips N] [--json OUT.json]
+    python bench/bench_quality.py [--clips N] [--methods M ...] [--sequence-ik KEY=VALUE ...] [--json OUT.json]
 
 Every method is scored by the same metrics (:mod:`retarget.metrics`) against the SOURCE SMPL clip
 (`tests/fixtures/smpl_video/`); the official retargets come from `tests/fixtures/asap_reference/` (bench/bench_data.py).
@@ -26,7 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baseline_gmr import GmrBaseline
 from bench_data import DATA_ROOT
+from config_args import sequence_ik_from_args
 
+from retarget.config import RetargetConfig
 from retarget.metrics import (
     ClipMetrics,
     evaluate_library,
@@ -80,18 +82,23 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 100 else f"{x:.0f}"
 
 
-def run(num_clips: int | None) -> dict[str, list[ClipMetrics]]:
+def run(
+    num_clips: int | None, methods: tuple[str, ...] = METHODS, config: RetargetConfig = RetargetConfig()
+) -> dict[str, list[ClipMetrics]]:
     robot = load_robot_spec("g1_23dof")
     from retarget.pipeline import retarget_file
 
-    baseline = GmrBaseline()
+    baseline = GmrBaseline() if "GMR-style" in methods else None
     clips = sorted((DATA / "smpl_video").glob("*.npz"))[:num_clips]
     results: dict[str, list[ClipMetrics]] = {m: [] for m in METHODS}
     failures: dict[str, list[str]] = {m: [] for m in METHODS}
     for i, npz in enumerate(clips):
         print(f"[{i + 1}/{len(clips)}] {npz.stem}", file=sys.stderr, flush=True)
-        results["ASAP official"] += evaluate_library(DATA / "asap_reference" / f"{ASAP_PREFIX}{npz.stem}.pkl", npz)
-        solvers = {"ours": lambda p: retarget_file(p).motion, "GMR-style": lambda p: baseline.retarget_file(p).motion}
+        if "ASAP official" in methods:
+            results["ASAP official"] += evaluate_library(DATA / "asap_reference" / f"{ASAP_PREFIX}{npz.stem}.pkl", npz)
+        solvers = {"ours": lambda p: retarget_file(p, config).motion}
+        if baseline is not None:
+            solvers["GMR-style"] = lambda p: baseline.retarget_file(p).motion
         for method, solve in solvers.items():
             try:
                 motion = solve(npz)
@@ -137,6 +144,8 @@ def segment_table(results: dict[str, list[ClipMetrics]]) -> Table:
     out.add_column("ours / ASAP", justify="right")
     means: dict[str, dict[str, float]] = {}
     for m, clips in results.items():
+        if not clips:
+            continue
         pooled: dict[str, list[float]] = {}
         for c in clips:
             for name, deg in c.limb_direction_error_by_segment_deg.items():
@@ -152,10 +161,21 @@ def segment_table(results: dict[str, list[ClipMetrics]]) -> Table:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clips", type=int, default=None, help="only the first N clips (default: all 39)")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=METHODS,
+        default=list(METHODS),
+        help="methods to score (default: all three; 'ours' always runs)",
+    )
+    parser.add_argument(
+        "--sequence-ik", nargs="+", metavar="KEY=VALUE", help="ours with these SequenceIkConfig fields changed"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write per-clip metrics and summaries here")
     args = parser.parse_args()
     start = time.perf_counter()
-    results = run(args.clips)
+    config = RetargetConfig(sequence_ik=sequence_ik_from_args(args.sequence_ik))
+    results = run(args.clips, tuple(args.methods), config)
     Console(width=200).print(table(results))
     Console(width=200).print(segment_table(results))
     print(f"(ratios use medians; for limit-violation counts, means) total {time.perf_counter() - start:.0f} s")

@@ -25,7 +25,8 @@ class FootTargets:
     stance: np.ndarray
     """(T, 2) bool: the foot is in contact and must follow the targets below."""
     ankle_pos_w: np.ndarray
-    """(T, 2, 3) [m] target of the foot link origin in stance frames (undefined elsewhere)."""
+    """(T, 2, 3) [m] target of the matched ankle point (a point fixed on the foot link) in stance frames (undefined
+    elsewhere)."""
     foot_rot_w: np.ndarray
     """(T, 2, 3, 3) flat target orientation (heading only) in stance frames."""
     vertical_shift_m: np.ndarray
@@ -57,7 +58,7 @@ def foot_targets(
         ankle_w: (T, 2, 3) [m] scaled human ankle positions (left, right).
         foot_rot_w: (T, 2, 3, 3) human foot orientations mapped to the robot foot frame.
         stance: (T, 2) human stance.
-        ankle_height_flat_m: height of the robot foot link origin when its soles rest on z = 0.
+        ankle_height_flat_m: height of the robot's matched ankle point when its soles rest on z = 0.
     """
     num_frames = ankle_w.shape[0]
     centres, shifts = [], []
@@ -106,9 +107,9 @@ def tilt_within_ankle_range(
     Args:
         feet: flat targets from :func:`foot_targets`.
         shank_w: (T, 2, 3) [m] scaled human knee minus ankle (left, right).
-        shank_lean_rest_rad: sagittal lean of the robot shank (knee minus foot origin) at q = 0.
+        shank_lean_rest_rad: sagittal lean of the robot shank (knee minus matched ankle point) at q = 0.
         ankle_pitch_range_rad: (lower, upper) ankle pitch limits, already shrunk by any margin.
-        sole_points_b: (k, 3) [m] sole points in the foot frame.
+        sole_points_b: (k, 3) [m] sole points in the foot frame, relative to the matched ankle point.
     """
     lower, upper = ankle_pitch_range_rad
     yaw = heading_rad(feet.foot_rot_w)

@@ -73,12 +73,14 @@ def test_lifted_segment_fails_inside_it(squat):
 
 def test_root_teleport_fails_at_the_jump_and_tracking_resumes(squat):
     qpos, fps, torque, _ = squat
-    moved = qpos[:FRAMES].copy()
+    frames = FRAMES + 15  # the chase before the fall lasts 0.5-0.9 s: room to see tracking resume after it
+    moved = qpos[:frames].copy()
     moved[30:, 0] += 0.6  # 0.6 m sideways between two frames
-    run, check = _track(moved, fps, torque[:FRAMES])
+    run, check = _track(moved, fps, torque[:frames])
     # The planner sees the jump coming (its horizon is 0.8 s) and lunges after it until it falls (0.5 m
     # away, ASAP's rule); the fall and the 0.5 s before it are bad, all after the jump; after the
     # restart it tracks again. (The jump itself is also a kinematic failure: 18 m/s of root speed.)
+    # Measured: bad frames 42-57 of 75 (the squat retargeted with the default leg targets; 35-50 without).
     assert len(run.falls) >= 1 and "mean body distance" in run.falls[0].reason
     first_bad = int(np.argmax(check.bad))
     assert 30 <= first_bad <= 45, check.bad.nonzero()

@@ -3,7 +3,9 @@
 Tracked, in order: the robot's matched points (position), its matched frames (orientation),
 and the sole points of both feet (floor constraint). In stance frames the ankle point and the
 foot frame switch to the contact targets of :mod:`retarget.contact_targets` (fixed, flat, on
-the floor) with the heavier contact weights.
+the floor) with the heavier contact weights. Before any of it, each leg of the scaled human is moved part of the way
+onto the robot's own leg (:func:`leg_chain_from_hip_roll_w`), so that knee, ankle and foot targets agree with the
+human thigh and shank directions where the robot's leg actually hangs from its hip.
 """
 
 from __future__ import annotations
@@ -46,6 +48,17 @@ def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
     )
 
 
+def _segment_weights_per_frame(config: SequenceIkConfig, stance: np.ndarray) -> np.ndarray:
+    """(T, G) residual scale of each limb segment per frame: :func:`_segment_weights`, with each shank at
+    ``swing_shank_segment_weight`` in the frames its foot is not in stance."""
+    weights = np.tile(_segment_weights(config), (stance.shape[0], 1))
+    if config.swing_shank_segment_weight is not None:
+        for foot, side in enumerate(("left", "right")):
+            shank = LIMB_SEGMENTS.index((f"{side}_knee", f"{side}_ankle"))
+            weights[~stance[:, foot], shank] = config.swing_shank_segment_weight
+    return weights
+
+
 _THIGH_CACHE: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
 
@@ -84,6 +97,48 @@ def thigh_segment_targets_w(
     return np.einsum("tij,tsj->tsi", pelvis_rot_w, offset_p) + roll_to_knee_m[:, None] * unit_w
 
 
+# SMPL (hip, knee, ankle, toe) joints of the left and right leg.
+_SMPL_LEGS: tuple[tuple[int, int, int, int], ...] = ((1, 4, 7, 10), (2, 5, 8, 11))
+
+
+def leg_chain_from_hip_roll_w(
+    human_w: np.ndarray,
+    pelvis_rot_w: np.ndarray,
+    offset_b: np.ndarray,
+    roll_to_knee_m: np.ndarray,
+    shank_m: float,
+    blend: float = 1.0,
+) -> np.ndarray:
+    """Scaled human joints (T, 24, 3) [m] with each leg below the hip rebuilt on the robot's own leg: the knee
+    where the robot's hip-roll → knee line along the human thigh puts it (:func:`thigh_segment_targets_w`, from
+    the human hip, the robot's hip-pitch point), the ankle `shank_m` along the human shank from there, and the
+    toe carried with the ankle. The bone-scaled human leg starts at the hip-pitch point, 5.2 cm medial of where
+    the robot's leg hangs from (the hip-roll origin); its knee, ankle and stance-foot targets then sit medial of
+    the robot leg's reach, and the heavy stance targets win over the thigh direction: the robot thigh stands
+    about 6° more adducted than the human's in stance. Rebuilt, every leg target agrees with the human thigh and
+    shank directions on the robot's geometry.
+
+    Args:
+        human_w: (T, 24, 3) [m] bone-scaled human joints.
+        pelvis_rot_w: (T, 3, 3) pelvis orientation target.
+        offset_b, roll_to_knee_m: :func:`thigh_roll_geometry`.
+        shank_m: robot knee → matched ankle point distance at q = 0 [m].
+        blend: 1 the knee as above, 0 the scaled human's knee, between: the hip → knee vectors mixed linearly;
+            the ankle follows the human shank from that knee either way.
+    """
+    out = human_w.copy()
+    legs = np.array(_SMPL_LEGS)
+    hip, knee, ankle, toe = (human_w[:, legs[:, k]] for k in range(4))
+    thigh_w = thigh_segment_targets_w(knee - hip, pelvis_rot_w, offset_b, roll_to_knee_m)
+    knee_w = hip + blend * thigh_w + (1.0 - blend) * (knee - hip)
+    shank = ankle - knee
+    ankle_w = knee_w + shank_m * shank / np.maximum(np.linalg.norm(shank, axis=-1, keepdims=True), 1e-9)
+    out[:, legs[:, 1]] = knee_w
+    out[:, legs[:, 2]] = ankle_w
+    out[:, legs[:, 3]] = toe + (ankle_w - ankle)
+    return out
+
+
 def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
     names = [p.name for p in robot.matched_points]
     points = [(p.body, p.offset_b) for p in robot.matched_points]
@@ -108,7 +163,7 @@ def _kinematics_for(robot: RobotSpec) -> tuple[TreeKinematics, PointLayout]:
 
 
 def _rest_shank_lean_rad(robot: RobotSpec, knee: int, ankle: int) -> float:
-    """Sagittal lean of the robot shank (knee minus foot origin) at q = 0, robot facing +x."""
+    """Sagittal lean of the robot shank (knee minus matched ankle point) at q = 0, robot facing +x."""
     pos = rest_points_w(robot)
     return float(sagittal_lean_rad(pos[knee] - pos[ankle], np.zeros(())))
 
@@ -156,6 +211,31 @@ def rest_matched_points(robot: RobotSpec) -> dict[int, np.ndarray]:
     return {p.smpl_joint: pos[i].copy() for i, p in enumerate(robot.matched_points)}
 
 
+def ankle_point_in_foot_b(robot: RobotSpec) -> np.ndarray:
+    """(2, 3) [m] the matched ankle points (left, right) in their foot link frames. The stance targets fix this
+    point and the foot's orientation, so it must ride on the foot link itself."""
+    points = {p.name: p for p in robot.matched_points}
+    out = []
+    for side, link in zip(("left", "right"), robot.foot_links):
+        point = points[f"{side}_ankle"]
+        if point.body != link:
+            raise ValueError(f"matched point {point.name!r} is on {point.body!r}, not on the foot link {link!r}")
+        out.append(point.offset_b)
+    return np.array(out, dtype=float)
+
+
+def soles_about_ankle_b(robot: RobotSpec) -> list[np.ndarray]:
+    """Per foot (left, right): the sole points (k, 3) [m] relative to the matched ankle point, in the foot frame."""
+    ankle_b = ankle_point_in_foot_b(robot)
+    return [robot.sole_points_b(link) - ankle_b[k] for k, link in enumerate(robot.foot_links)]
+
+
+def ankle_height_flat_m(robot: RobotSpec) -> float:
+    """Height [m] of the matched ankle point above the floor when its foot lies flat with the lowest sole point on
+    z = 0 (G1: the foot link origin, 0.035 m)."""
+    return -float(min(soles[:, 2].min() for soles in soles_about_ankle_b(robot)))
+
+
 def build_sequence_problem(
     robot: RobotSpec,
     human_targets_w: np.ndarray,
@@ -168,8 +248,20 @@ def build_sequence_problem(
     names = [p.name for p in robot.matched_points]
     ankle_idx = [names.index("left_ankle"), names.index("right_ankle")]
     frame_bodies = [f.body for f in robot.matched_frames]
+    pelvis_frame = frame_bodies.index(robot.urdf.root_link)
+    if config.leg_from_hip_roll > 0.0:
+        rest = rest_points_w(robot)
+        offset_b, roll_to_knee = thigh_roll_geometry(robot)
+        human_targets_w = leg_chain_from_hip_roll_w(
+            human_targets_w,
+            frame_targets_rot_w[:, pelvis_frame],
+            offset_b,
+            roll_to_knee,
+            float(np.linalg.norm(rest[names.index("left_ankle")] - rest[names.index("left_knee")])),
+            config.leg_from_hip_roll,
+        )
     foot_frame_idx = [frame_bodies.index(link) for link in robot.foot_links]
-    ankle_height_flat = -float(min(robot.sole_points_b(link)[:, 2].min() for link in robot.foot_links))
+    ankle_height_flat = ankle_height_flat_m(robot)
     ankle_joints = [robot.matched_points[i].smpl_joint for i in ankle_idx]
     feet = foot_targets(
         human_targets_w[:, ankle_joints], frame_targets_rot_w[:, foot_frame_idx], stance, ankle_height_flat
@@ -184,7 +276,7 @@ def build_sequence_problem(
             human_targets_w[:, knee_joints] - human_targets_w[:, ankle_joints],
             _rest_shank_lean_rad(robot, knee_idx[0], ankle_idx[0]),
             (float(robot.lower_rad[pitch[0]]) + margin, float(robot.upper_rad[pitch[0]]) - margin),
-            robot.sole_points_b(robot.foot_links[0]),
+            soles_about_ankle_b(robot)[0],
         )
     shifted = (
         human_targets_w
@@ -219,14 +311,7 @@ def build_sequence_problem(
         [np.repeat(~feet.stance[:, foot : foot + 1], count, axis=1) for foot, count in enumerate(sole_counts)], axis=1
     )
     pelvis_idx = names.index("pelvis")
-    pelvis_frame = frame_bodies.index(robot.urdf.root_link)
     segment_vec = shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a]
-    if config.thigh_from_hip_roll:
-        thighs = [LIMB_SEGMENTS.index((f"{side}_hip", f"{side}_knee")) for side in ("left", "right")]
-        offset_b, roll_to_knee = thigh_roll_geometry(robot)
-        segment_vec[:, thighs] = thigh_segment_targets_w(
-            segment_vec[:, thighs], frame_targets_rot_w[:, pelvis_frame], offset_b, roll_to_knee
-        )
     init = (
         point_pos[:, pelvis_idx].copy(),
         frame_rot[:, pelvis_frame].copy(),
@@ -242,7 +327,7 @@ def build_sequence_problem(
             frame_weight,
             frame_yaw_weight=frame_yaw_weight,
             segment_vec_w=segment_vec,
-            segment_weight=np.tile(_segment_weights(config), (num_frames, 1)),
+            segment_weight=_segment_weights_per_frame(config, feet.stance),
             sole_floor_check=sole_check,
             heading_phase=heading_phase,
         ),

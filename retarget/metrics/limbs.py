@@ -8,7 +8,7 @@ or matched-point sites; human ends are SMPL joints):
 segment       robot from                           robot to                            human (SMPL)
 ============  ===================================  ==================================  ===============
 thigh         ``<side>_hip_pitch_link``            ``<side>_knee_link``                hip → knee
-shank         ``<side>_knee_link``                 ``<side>_ankle_roll_link``          knee → ankle
+shank         ``<side>_knee_link``                 site ``match_<side>_ankle``         knee → ankle
 upper_arm     ``<side>_shoulder_roll_link``        ``<side>_elbow_link``               shoulder → elbow
 forearm       ``<side>_elbow_link``                site ``match_<side>_hand``          elbow → wrist
 trunk         ``pelvis``                           site ``match_head``                 pelvis → head
@@ -31,8 +31,8 @@ from retarget.metrics.replay import RobotReplay
 LIMB_SEGMENTS: dict[str, tuple[str, str, int, int]] = {
     "left_thigh": ("left_hip_pitch_link", "left_knee_link", 1, 4),
     "right_thigh": ("right_hip_pitch_link", "right_knee_link", 2, 5),
-    "left_shank": ("left_knee_link", "left_ankle_roll_link", 4, 7),
-    "right_shank": ("right_knee_link", "right_ankle_roll_link", 5, 8),
+    "left_shank": ("left_knee_link", "match_left_ankle", 4, 7),
+    "right_shank": ("right_knee_link", "match_right_ankle", 5, 8),
     "left_upper_arm": ("left_shoulder_roll_link", "left_elbow_link", 16, 18),
     "right_upper_arm": ("right_shoulder_roll_link", "right_elbow_link", 17, 19),
     "left_forearm": ("left_elbow_link", "match_left_hand", 18, 20),

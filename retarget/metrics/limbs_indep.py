@@ -123,6 +123,8 @@ class IndepLimbMetrics:
     """Mean over frames and both sides per segment type of :data:`SEGMENT_NAMES_INDEP` [deg]."""
     pelvis_height_err_indep_m: float
     """Mean |robot pelvis z − target| [m]."""
+    pelvis_height_bias_indep_m: float = float("nan")
+    """Mean robot pelvis z − target [m] (negative: the robot sits low)."""
 
 
 def score_indep(name: str, replay: RobotReplay, human: HumanReference) -> IndepLimbMetrics:
@@ -138,4 +140,7 @@ def score_indep(name: str, replay: RobotReplay, human: HumanReference) -> IndepL
         name=name,
         limb_dir_err_indep_deg=by_type,
         pelvis_height_err_indep_m=float(pelvis_height_err_indep_m(replay, human).mean()),
+        pelvis_height_bias_indep_m=float(
+            (replay.body("pelvis")[:, 2] - pelvis_height_target_indep_m(human.joints_w)).mean()
+        ),
     )
