@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 
 import clip_split
 import numpy as np
@@ -170,12 +171,6 @@ def _angle_deg(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.degrees(np.arccos(np.clip(a @ b, -1.0, 1.0))))
 
 
-def _left_tilt_deg(joints: np.ndarray, fps: float, normal_true: np.ndarray, config: FloorConfig) -> float:
-    """Tilt left in the clip after the estimator: its normal error when it corrects, the tilt when not."""
-    est = estimate_floor(joints, fps, config)
-    return _angle_deg(est.normal_w if est.applied else _UP, normal_true)
-
-
 def _forward_w(joints: np.ndarray, fps: float) -> np.ndarray:
     """(3,) horizontal unit direction the planted feet point along (heel to toe), over the clip."""
     foot = joints[:, [7, 10, 8, 11]]
@@ -205,6 +200,37 @@ def _stats(values: np.ndarray) -> str:
     )
 
 
+def _left_normal(joints: np.ndarray, fps: float, config: FloorConfig) -> np.ndarray:
+    """The floor normal the clip is left with: the estimate where the estimator corrects, +z where not."""
+    est = estimate_floor(joints, fps, config)
+    return est.normal_w if est.applied else _UP
+
+
+def _error_table(
+    rows: dict[str, dict[str, list[float]]],
+    sets: dict[str, tuple[str, ...]],
+    suffix: str,
+    untouched: Callable[[str], np.ndarray],
+) -> None:
+    """One error definition (`suffix`: "" the issue's, " self" self-consistency) per set and motion type."""
+    print(
+        "| set | motion type | clips x cases | old median / worst | before median / worst (<= 0.5°, <= 1°) | "
+        "new median / worst | new <= 0.5° | new <= 1° | new worse than untouched |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for set_name, names in sets.items():
+        for kind in (*MOTION_TYPE, "all types"):
+            group = [n for n in names if kind == "all types" or TYPE_OF[n] == kind]
+            old, before, new = (np.concatenate([rows[n][label + suffix] for n in group]) for label in CONFIGS)
+            limit = np.concatenate([untouched(n) for n in group])
+            print(
+                f"| {set_name} | {kind} | {len(group)} x {len(old) // len(group)} | {np.median(old):.2f} / "
+                f"{old.max():.2f} | {np.median(before):.2f} / {before.max():.2f} ({np.mean(before <= 0.5):.0%}, "
+                f"{np.mean(before <= 1.0):.0%}) | {np.median(new):.2f} / {new.max():.2f} | {np.mean(new <= 0.5):.0%} | "
+                f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > limit + 1e-9))} |"
+            )
+
+
 def estimator_bench() -> None:
     """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
     rows: dict[str, dict[str, list[float]]] = {}
@@ -228,34 +254,31 @@ def estimator_bench() -> None:
         if not level.cues:
             missing[name] = "; ".join(level.missing)
         drift[name] = (level.drift_deg, 100 * level.drift_m)
-        rows[name] = {"old": [], "before": [], "new": [], "tilt": []}
+        # The clip's own untilted estimate per estimator: the truth of the self-consistency error.
+        own = {label: estimate_floor(joints, seq.fps, config).normal_w for label, config in CONFIGS.items()}
+        rows[name] = {key: [] for label in CONFIGS for key in (label, f"{label} self", f"{label} self untouched")}
+        rows[name]["tilt"] = []
         for tilt in TILTS_DEG:
             for axis in AXES.values():
                 rot = rotvec_to_matrix(axis * np.radians(tilt))
                 tilted = joints @ rot.T + OFFSET_M  # a rigid motion of the joints = the clip transformed
                 for label, config in CONFIGS.items():
-                    rows[name][label].append(_left_tilt_deg(tilted, seq.fps, rot @ _UP, config))
+                    left = _left_normal(tilted, seq.fps, config)
+                    rows[name][label].append(_angle_deg(left, rot @ _UP))
+                    rows[name][f"{label} self"].append(_angle_deg(left, rot @ own[label]))
+                    rows[name][f"{label} self untouched"].append(_angle_deg(_UP, rot @ own[label]))
                 rows[name]["tilt"].append(tilt)
     sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
-    print("Tilt left after levelling [deg] (error of the estimated normal; whole tilt where not corrected)")
     print(
-        "| set | motion type | clips x cases | old median / worst | before median / worst (<= 0.5°, <= 1°) | "
-        "new median / worst | new <= 0.5° | new <= 1° | new worse than untouched |"
+        "Tilt left after levelling [deg], the issue's error: angle between the normal the estimator leaves (its"
+        " estimate where it corrects, +z where not) and the tilted +z (the untilted clip's floor taken as level)"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for set_name, names in sets.items():
-        for kind in (*MOTION_TYPE, "all types"):
-            group = [n for n in names if kind == "all types" or TYPE_OF[n] == kind]
-            old = np.concatenate([rows[n]["old"] for n in group])
-            before = np.concatenate([rows[n]["before"] for n in group])
-            new = np.concatenate([rows[n]["new"] for n in group])
-            tilt_deg = np.concatenate([rows[n]["tilt"] for n in group])
-            print(
-                f"| {set_name} | {kind} | {len(group)} x {len(old) // len(group)} | {np.median(old):.2f} / "
-                f"{old.max():.2f} | {np.median(before):.2f} / {before.max():.2f} ({np.mean(before <= 0.5):.0%}, "
-                f"{np.mean(before <= 1.0):.0%}) | {np.median(new):.2f} / {new.max():.2f} | {np.mean(new <= 0.5):.0%} | "
-                f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > tilt_deg + 1e-9))} |"
-            )
+    _error_table(rows, sets, "", lambda n: np.asarray(rows[n]["tilt"]))
+    print(
+        "\nSelf-consistency [deg]: the same angle against R_applied @ (the estimator's own normal on the untilted"
+        " clip), the clip's own untilted estimate as the truth instead of +z; untouched = angle(+z, R @ that normal)"
+    )
+    _error_table(rows, sets, " self", lambda n: np.asarray(rows[n]["new self untouched"]))
     print(
         "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with"
         " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]; its tilt in its own"
@@ -310,11 +333,15 @@ def estimator_bench() -> None:
     print("clips with no usable cue (untilted):")
     for name, why in missing.items():
         print(f"  {name}: {why}")
-    print("\nPer clip: tilt left after levelling, median of the 12 cases [deg], before / new (T tuning, R test)")
+    print(
+        "\nPer clip: tilt left after levelling, median of the 12 cases [deg], before / new, then self-consistency"
+        " before / new (T tuning, R test)"
+    )
     for kind, group in MOTION_TYPE.items():
         cells = [
             f"{'T' if n in TUNING_CLIPS else 'R'} {n.removesuffix('_filter')} "
-            f"{np.median(rows[n]['before']):.2f} / {np.median(rows[n]['new']):.2f}"
+            f"{np.median(rows[n]['before']):.2f} / {np.median(rows[n]['new']):.2f} "
+            f"(self {np.median(rows[n]['before self']):.2f} / {np.median(rows[n]['new self']):.2f})"
             for n in sorted(group)
         ]
         print(f"{kind}: " + "; ".join(cells))
