@@ -37,7 +37,7 @@ import numpy as np
 from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
-from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, transform_sequence
+from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, tilt_size, transform_sequence
 from retarget.floor_cues import rest_foot_heights_m, settled
 from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
@@ -151,18 +151,13 @@ OLD = FloorConfig(
     footfall_bias_deg=0.0,
     min_standing_s=float("inf"),
     flat_foot_heights_m=(0.0, 0.0, 0.0, 0.0),
+    directional=False,
 )
 """The footfall plane alone, as before the foot-geometry and flight cues: same numbers as the old estimator."""
-BEFORE = FloorConfig(
-    flat_foot_heights_m=(float(_REST_RISE_M[0]), 0.0, float(_REST_RISE_M[1]), 0.0),
-    flat_foot_spread_m=(0.0, 0.0, 0.0, 0.0),
-    foot_geometry_bias_deg=1.7,
-    flight_bias_deg=14.0,
-    min_standing_s=float("inf"),
-)
-"""The fused estimator before the flat feet were measured: each ankle the rest skeleton's height above its own toe,
-the toes level, its biases, no quiet standing."""
 NEW = FloorConfig()
+BEFORE = dataclasses.replace(NEW, directional=False, footfall_bias_deg=0.0)
+"""The fused estimator with one standard error per cue (inverse-variance weights, tilt > 3 standard errors):
+the same cues and calibration as the defaults, before the 2 x 2 covariances."""
 CONFIGS = {"old": OLD, "before": BEFORE, "new": NEW}
 _UP = np.array([0.0, 0.0, 1.0])
 
@@ -234,21 +229,31 @@ def _error_table(
 def estimator_bench() -> None:
     """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
     rows: dict[str, dict[str, list[float]]] = {}
-    bias: dict[str, dict[str, tuple[float, float, float, float]]] = {}  # "before NAME" / "new NAME" -> cue -> angles
+    bias: dict[
+        str, dict[str, tuple[float, float, float, float, float]]
+    ] = {}  # "before NAME" / "new NAME" -> cue -> angles
     changed: dict[str, list[str]] = {label: [] for label in CONFIGS}
     missing: dict[str, str] = {}
     drift: dict[str, tuple[float, float]] = {}
+    size: dict[str, float] = {}  # "LABEL NAME" -> the untilted clip's gated tilt size
     for name in sorted(TYPE_OF):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         joints = _joints(seq)
         for label, config in CONFIGS.items():
-            if estimate_floor(joints, seq.fps, config).applied:
+            untilted = estimate_floor(joints, seq.fps, config)
+            size[f"{label} {name}"] = untilted.tilt_size
+            if untilted.applied:
                 changed[label].append(name)
         level = estimate_floor(joints, seq.fps, NEW)
         forward = _forward_w(joints, seq.fps)
         for label, config in (("before", BEFORE), ("new", NEW)):
             bias[f"{label} {name}"] = {
-                c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward), c.stderr_deg)
+                c.name: (
+                    _angle_deg(c.normal_w, _UP),
+                    *_pitch_roll_deg(c.normal_w, forward),
+                    c.stderr_deg,
+                    tilt_size(c.normal_w, c.covariance_w()),
+                )
                 for c in estimate_floor(joints, seq.fps, config).considered
             }
         if not level.cues:
@@ -282,22 +287,26 @@ def estimator_bench() -> None:
     print(
         "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with"
         " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]; its tilt in its own"
-        " standard errors (1 RMS: the standard error is honest)"
+        " standard errors (1 RMS: the standard error is honest); its Mahalanobis size under its 2 x 2 covariance"
+        " (1.41 RMS, the square root of 2 degrees of freedom, when honest)"
     )
-    print("| set | cue | estimator | tilt | pitch median [RMS] | roll median [RMS] | tilt / standard error RMS / max |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| set | cue | estimator | tilt | pitch median [RMS] | roll median [RMS] | tilt / standard error RMS / max |"
+        " Mahalanobis RMS / max |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for set_name, names in sets.items():
         for cue in CUE_NAMES:
             for label in ("before", "new"):
-                values = np.array([v[cue] for n in names if cue in (v := bias[f"{label} {n}"])]).reshape(-1, 4)
+                values = np.array([v[cue] for n in names if cue in (v := bias[f"{label} {n}"])]).reshape(-1, 5)
                 if not len(values):
-                    print(f"| {set_name} | {cue} | {label} | — (0) | — | — | — |")
+                    print(f"| {set_name} | {cue} | {label} | — (0) | — | — | — | — |")
                     continue
-                pitch, roll, z = values[:, 1], values[:, 2], values[:, 0] / values[:, 3]
+                pitch, roll, z, m = values[:, 1], values[:, 2], values[:, 0] / values[:, 3], values[:, 4]
                 print(
                     f"| {set_name} | {cue} | {label} | {_stats(values[:, 0])} | {np.median(pitch):+.2f} "
                     f"[{np.sqrt(np.mean(pitch**2)):.2f}] | {np.median(roll):+.2f} [{np.sqrt(np.mean(roll**2)):.2f}] | "
-                    f"{np.sqrt(np.mean(z**2)):.2f} / {z.max():.2f} |"
+                    f"{np.sqrt(np.mean(z**2)):.2f} / {z.max():.2f} | {np.sqrt(np.mean(m**2)):.2f} / {m.max():.2f} |"
                 )
     print(
         "\nTwo cues on the same untilted clip, new estimator [deg]: the difference of their (pitch, roll), median /"
@@ -328,6 +337,18 @@ def estimator_bench() -> None:
         turn = np.array([drift[n][0] for n in names if np.isfinite(drift[n][0])])
         rise = np.array([abs(drift[n][1]) for n in names if np.isfinite(drift[n][1])])
         print(f"| {set_name} | {_stats(turn)} | {_stats(rise)} |")
+    print(
+        "\nThe fused tilt of the untilted clips in its own standard errors (what the correction is gated on:"
+        " Mahalanobis size new, tilt / standard error before): median / 90th percentile / max / RMS"
+    )
+    print("| set | before | new |")
+    print("|---|---|---|")
+    for set_name, names in sets.items():
+        cells = [
+            _stats(np.array([size[f"{label} {n}"] for n in names if np.isfinite(size[f"{label} {n}"])]))
+            for label in ("before", "new")
+        ]
+        print(f"| {set_name} | " + " | ".join(cells) + " |")
     for label in CONFIGS:
         print(f"level clips changed by the {label} estimator: {len(changed[label])} of 39 {changed[label]}")
     print("clips with no usable cue (untilted):")
@@ -404,6 +425,7 @@ def main() -> None:
     if args.set:
         global NEW
         changes = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+
         NEW = CONFIGS["new"] = dataclasses.replace(NEW, **changes)  # type: ignore[arg-type]
     if args.calibrate:
         calibrate_bench(NEW)
