@@ -351,6 +351,10 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             )
         )
     start = normal if lean <= config.max_lean_deg else trunk_up
+    if config.directional and not cues:
+        # Without usable footfalls their plane's normal is noise in the direction they leave open, and the
+        # foot-geometry fit keeps its start in a direction its own points leave open: the trunk is the prior.
+        start = trunk_up
     flat = np.repeat(settled(planted[:, 0::2] & planted[:, 1::2], round(config.flat_edge_s * fps)), 2, axis=1)
     geometry, why = foot_geometry_cue(
         foot,

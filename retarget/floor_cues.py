@@ -22,6 +22,8 @@ import numpy as np
 from retarget.skeleton import neutral_skeleton
 
 GRAVITY_M_S2 = 9.81
+MIN_RESIDUAL_M = 1e-4
+"""Least residual spread the foot-geometry fit is credited with [m] (see :func:`foot_geometry_cue`)."""
 _LEG_CHAINS = ((1, 4, 7, 10), (2, 5, 8, 11))
 """(hip, knee, ankle, toe) SMPL joint indices of the left and right leg."""
 
@@ -154,7 +156,11 @@ def foot_geometry_cue(
     # Samples within a footfall are not independent: count each ~0.5 s of flat stance as one sample.
     correlated = max(1.0, 0.5 * fps)
     inverse = _weak_inverse(jac.T @ jac)
-    cov = inverse[:2, :2] * (residual @ residual / dof) * correlated
+    # A fit that is exact because its points cannot over-determine it (one still foot: two points, a line)
+    # claims no precision: the residual is floored at 0.1 mm, a tenth of the least seen on the bundled clips
+    # (1.0 mm), so a direction the points leave open gets a huge variance from the weak inverse.
+    variance = max(float(residual @ residual / dof), MIN_RESIDUAL_M**2)
+    cov = inverse[:2, :2] * variance * correlated
     stat_deg = float(np.degrees(np.sqrt(max(np.trace(cov), 0.0))))
     # A joint's height off by d_j in this clip moves the solution by inverse J^T D d (D: which joint each
     # point is); the errors are independent per joint with the measured spread.
