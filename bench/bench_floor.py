@@ -3,6 +3,7 @@ does for the retarget's foot metrics.
 
     nice -n 10 python bench/bench_floor.py              # estimator: all 39 clips x tilts x axes, old / before / new
     nice -n 10 python bench/bench_floor.py --calibrate  # the flat-foot joint heights on the level clips, per split
+    nice -n 10 python bench/bench_floor.py --mocap      # each cue on the CMU studio clip, whose floor is level
     nice -n 10 python bench/bench_floor.py --set flat_edge_s=0.1 [--calibrate]  # the new estimator, one field changed
     nice -n 10 python bench/bench_floor.py --retarget [--clips walk_level2_filter,...] [--tilts 3,8,15]
 
@@ -43,6 +44,8 @@ from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
+from retarget.readers.bvh import BvhConfig, read_bvh
+from retarget.readers.bvh_smpl import bvh_to_smpl
 from retarget.rotations import quat_to_matrix, rotvec_to_matrix
 from retarget.skeleton import smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
@@ -408,10 +411,52 @@ def calibrate_bench(config: FloorConfig = NEW) -> dict[str, tuple[np.ndarray, np
     return medians
 
 
+MOCAP_BVH = DATA.parent / "formats" / "bvh" / "cmu_01_01.bvh"
+"""The one studio mocap clip (CMU 01_01, optical markers over a level studio floor): the floor truly at +z."""
+
+
+def mocap_bench() -> None:
+    """Each cue's tilt on the CMU studio clip, whose floor is level (+z is the truth there, not a guess), and
+    its 12 tilted copies under both error definitions."""
+    bvh_config = BvhConfig(unit="cmu")
+    seq = bvh_to_smpl(read_bvh(MOCAP_BVH, bvh_config), MOCAP_BVH, config=bvh_config)
+    joints = _joints(seq)
+    forward = _forward_w(joints, seq.fps)
+    print(f"{MOCAP_BVH.name}: {len(joints)} frames at {seq.fps:g} Hz, read as SMPL (retarget/readers/bvh_smpl.py)")
+    print("| estimator | cue | tilt from +z [deg] | pitch / roll [deg] | standard error [deg] | used |")
+    print("|---|---|---|---|---|---|")
+    for label, config in CONFIGS.items():
+        est = estimate_floor(joints, seq.fps, config)
+        used = {c.name for c in est.cues}
+        for cue in est.considered:
+            pitch, roll = _pitch_roll_deg(cue.normal_w, forward)
+            print(
+                f"| {label} | {cue.name} | {_angle_deg(cue.normal_w, _UP):.2f} | {pitch:+.2f} / {roll:+.2f} | "
+                f"{cue.stderr_deg:.2f} | {'yes' if cue.name in used else 'no'} |"
+            )
+        print(f"| {label} | fused | {est.tilt_deg:.2f} | — | {est.stderr_deg:.2f} | applied: {est.applied} |")
+    print(
+        "\nTilted copies (3, 8, 15 deg about x, y, x+y, x-y; lifted): median / worst [deg], issue's / self-consistency"
+    )
+    print("| estimator | issue's error | self-consistency |")
+    print("|---|---|---|")
+    for label, config in CONFIGS.items():
+        own = estimate_floor(joints, seq.fps, config).normal_w
+        issue, self_ = [], []
+        for tilt in TILTS_DEG:
+            for axis in AXES.values():
+                rot = rotvec_to_matrix(axis * np.radians(tilt))
+                left = _left_normal(joints @ rot.T + OFFSET_M, seq.fps, config)
+                issue.append(_angle_deg(left, rot @ _UP))
+                self_.append(_angle_deg(left, rot @ own))
+        print(f"| {label} | {np.median(issue):.2f} / {max(issue):.2f} | {np.median(self_):.2f} / {max(self_):.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retarget", action="store_true", help="Foot metrics of the retarget (slow).")
     parser.add_argument("--calibrate", action="store_true", help="The flat-foot joint heights, per split.")
+    parser.add_argument("--mocap", action="store_true", help="The cues on the CMU studio clip (a level floor).")
     parser.add_argument(
         "--set",
         action="append",
@@ -429,6 +474,9 @@ def main() -> None:
         NEW = CONFIGS["new"] = dataclasses.replace(NEW, **changes)  # type: ignore[arg-type]
     if args.calibrate:
         calibrate_bench(NEW)
+        return
+    if args.mocap:
+        mocap_bench()
         return
     if not args.retarget:
         estimator_bench()
