@@ -113,6 +113,10 @@ class FloorConfig:
     quiet_standing_bias_deg: float = 5.06
     """Systematic error of the quiet-standing cue [deg]: people lean. The RMS tilt of the trunk on the level
     tuning clips (bench/bench_floor.py)."""
+    one_foot_standing_bias_deg: float = 10.8
+    """With `directional`, where both feet are never down together: the trunk's systematic error over one flat
+    foot [deg] (a balance, a hop: the body leans over the standing leg). The RMS tilt of that trunk on the level
+    tuning clips that have it (two: 4.2 and 14.7 deg; bench/bench_floor.py)."""
     significance: float = 3.0
     """Without `directional`: a tilt is corrected only when it exceeds this many standard errors
     (leave-one-footfall-out): uneven foot heights in a level reconstruction must not pass for a tilted floor."""
@@ -387,7 +391,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             np.asarray((planted[:, 0::2] & planted[:, 1::2]).any(axis=1)),
             fps,
             min_standing_s=config.min_standing_s,
-            bias_deg=config.quiet_standing_bias_deg,
+            bias_deg=config.one_foot_standing_bias_deg,
         )
         one_foot = standing is not None
     for cue, reason in ((geometry, why), (flight, why_flight)):
