@@ -173,6 +173,7 @@ class FloorEstimate:
             "floor_shift_m": -self.height_m if self.applied else 0.0,
             "floor_drift_deg": self.drift_deg,
             "floor_drift_m": self.drift_m,
+            "floor_tilt_size": self.tilt_size,
             **{
                 f"floor_{name.replace(' ', '_')}_stderr_deg": next(
                     (c.stderr_deg for c in self.cues if c.name == name), float("nan")
@@ -473,6 +474,8 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             size,
         )
 
+    # The size the gate reads, where it is not the tilt over the standard error shown.
+    along = f", {size:.1f} along the tilt (at least {config.mahalanobis_significance:g})" if config.directional else ""
     if tilt < config.min_tilt_deg:
         return result(
             False, f"floor level (tilt {tilt:.2f} deg < {config.min_tilt_deg:g}; cues: {used}); clip unchanged"
@@ -481,11 +484,11 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         return result(
             False,
             f"floor level within its uncertainty (tilt {tilt:.2f} deg, standard error "
-            f"{stderr:.2f} deg; cues: {used}); clip unchanged",
+            f"{stderr:.2f} deg{along}; cues: {used}); clip unchanged",
         )
     return result(
         True,
-        f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}; cues: {used}), at {floor:+.3f} m: "
+        f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}{along}; cues: {used}), at {floor:+.3f} m: "
         "clip levelled and grounded",
     )
 
