@@ -30,6 +30,7 @@ from retarget.floor_cues import (
     isotropic_cov,
     quiet_standing_cue,
     settled,
+    tangent_basis,
 )
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
@@ -72,9 +73,10 @@ class FloorConfig:
     """A fitted floor whose normal is farther than this from the body's mean up direction (pelvis to neck)
     is rejected [deg]: a foot held still in the air, not a floor."""
     footfall_bias_deg: float = 0.5
-    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
-    term that makes its tilts on the level tuning clips one standard error RMS. None is needed: the jackknife
-    alone already covers the plane's 1.60 deg RMS tilt there (0.90 standard errors RMS; bench/bench_floor.py)."""
+    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out covariance in both
+    tilt directions: the term that makes its Mahalanobis size on the level tuning clips honest (1.38 RMS
+    against the square root of 2; with none, 2.51: the scalar jackknife covers the plane's 1.60 deg RMS tilt
+    there, 0.90 standard errors RMS, but the direction it pins best it pins too well; bench/bench_floor.py)."""
     flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
     """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
     and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
@@ -139,7 +141,8 @@ class FloorEstimate:
     tilt_deg: float
     """Angle between the floor normal and +z [deg]."""
     stderr_deg: float
-    """Standard error of the normal's direction, leaving out one footfall at a time [deg] (inf: too few)."""
+    """Standard error of the fused normal's direction [deg] (inf: no cue): the square root of the fused
+    covariance's trace, the RMS size of its 2-D error, each direction at least the least biased cue's bias."""
     planted_s: float
     """Planted time used for the fit, averaged over the four foot joints [s]."""
     spread_m: float
@@ -503,22 +506,20 @@ def _leaves_open(cues: list[Cue], prior: Cue) -> bool:
 
 def _floored(cov_w: np.ndarray, normal_w: np.ndarray, bias_deg: float) -> np.ndarray:
     """(3, 3) `cov_w` with every tilt direction's variance at least the isotropic `bias_deg`'s."""
-    eigval, eigvec = np.linalg.eigh(cov_w)
-    floor = np.radians(bias_deg) ** 2 / 2.0
-    # Two of the three eigenvectors span the tangent plane; the third (along the normal) stays at zero.
-    along = np.abs(eigvec.T @ normal_w) > 0.5
-    eigval = np.where(along, 0.0, np.maximum(eigval, floor))
-    return (eigvec * eigval) @ eigvec.T
+    basis = tangent_basis(normal_w)
+    eigval, eigvec = np.linalg.eigh(basis.T @ cov_w @ basis)
+    floored = (eigvec * np.maximum(eigval, np.radians(bias_deg) ** 2 / 2.0)) @ eigvec.T
+    return basis @ floored @ basis.T
 
 
 def tilt_size(normal_w: np.ndarray, cov_w: np.ndarray) -> float:
-    """Size of the tilt (+z seen from `normal_w`, in its tangent plane) in the standard errors of `cov_w` in
-    that direction: a tilt along a well-pinned direction counts for more than the same angle along a loose one."""
-    step = _UP / (_UP @ normal_w) - normal_w
-    eigval, eigvec = np.linalg.eigh(cov_w)
-    tangent = np.abs(eigvec.T @ normal_w) <= 0.5
-    parts = eigvec[:, tangent].T @ step
-    return float(np.sqrt(np.sum(parts**2 / np.maximum(eigval[tangent], 1e-300))))
+    """Size of the tilt (+z seen from `normal_w`, gnomonic: tan of the angle, in its tangent plane) in the
+    standard errors of `cov_w` in that direction (Mahalanobis): a tilt along a well-pinned direction counts for
+    more than the same angle along a loose one."""
+    basis = tangent_basis(normal_w)
+    step = basis.T @ (_UP / (_UP @ normal_w))
+    cov = basis.T @ cov_w @ basis
+    return float(np.sqrt(max(float(step @ np.linalg.solve(cov + np.eye(2) * 1e-300, step)), 0.0)))
 
 
 def _drift(

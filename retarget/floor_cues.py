@@ -83,7 +83,7 @@ def settled(mask: np.ndarray, frames: int) -> np.ndarray:
     return out
 
 
-def _tangent_basis(normal: np.ndarray) -> np.ndarray:
+def tangent_basis(normal: np.ndarray) -> np.ndarray:
     """(3, 2) two unit vectors perpendicular to `normal` and to each other."""
     helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     first = np.cross(normal, helper)
@@ -130,7 +130,7 @@ def foot_geometry_cue(
     keep = np.ones(len(p), dtype=bool)
     jac = np.zeros((len(p), 3))
     for round_ in range(6):
-        basis = _tangent_basis(normal)
+        basis = tangent_basis(normal)
         # r = p . n - c - h, linear in (u, c) with n = normalize(normal + basis u).
         jac = np.column_stack([p @ basis, -np.ones(len(p))])
         rhs = -(p @ normal - h)
@@ -148,7 +148,7 @@ def foot_geometry_cue(
             residual -= np.median(residual[keep])
             mad = 1.4826 * np.median(np.abs(residual[keep])) + 1e-6
             keep = np.abs(residual) <= outlier_mads * mad
-    basis = _tangent_basis(normal)
+    basis = tangent_basis(normal)
     jac = np.column_stack([p @ basis, -np.ones(len(p))])[keep]
     residual = (p @ normal - h)[keep]
     residual -= residual.mean()
@@ -246,7 +246,7 @@ def fuse_directional(cues: list[Cue]) -> tuple[np.ndarray, np.ndarray]:
     covariance there inverted, summed, solved. A direction one cue leaves open (its variance huge) is then
     taken from the others. Returns (unit normal, (3, 3) covariance [rad^2] in its tangent plane)."""
     start, _ = fuse(cues)
-    basis = _tangent_basis(start)
+    basis = tangent_basis(start)
     information = np.zeros((2, 2))
     pull = np.zeros(2)
     for cue in cues:
@@ -258,7 +258,7 @@ def fuse_directional(cues: list[Cue]) -> tuple[np.ndarray, np.ndarray]:
     offset = np.linalg.solve(information, pull)
     normal = start + basis @ offset
     normal /= np.linalg.norm(normal)
-    cov_basis = _tangent_basis(normal)
+    cov_basis = tangent_basis(normal)
     # The fused covariance, moved to the new normal's tangent plane (the two planes differ by the tiny offset).
     cov_w = basis @ np.linalg.inv(information) @ basis.T
     project = cov_basis @ cov_basis.T

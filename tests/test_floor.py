@@ -329,13 +329,13 @@ def test_directional_fusion_takes_each_direction_from_the_cue_that_pins_it():
     normal's component there is the other cue's, while the pinned direction still averages."""
     from dataclasses import replace
 
-    from retarget.floor_cues import _tangent_basis, fuse, fuse_directional
+    from retarget.floor_cues import fuse, fuse_directional, tangent_basis
 
     seq = read_amass_npz(smpl_clip("walk_level2_filter"))
     cues = list(estimate_floor(_joints(seq) @ TILT_8X_5Y.T + OFFSET_M, seq.fps).cues)
     assert [c.name for c in cues] == ["footfalls", "foot geometry"]
     start, _ = fuse(cues)
-    basis = _tangent_basis(start)
+    basis = tangent_basis(start)
     points = [basis.T @ c.normal_w / (c.normal_w @ start) for c in cues]
     info = [np.linalg.inv(basis.T @ c.covariance_w() @ basis) for c in cues]
     expected = start + basis @ np.linalg.solve(sum(info), sum(i @ p for i, p in zip(info, points, strict=True)))
