@@ -10,7 +10,9 @@
   prior with the lean of people standing as its spread.
 
 Each cue returns a unit normal (up) in the clip's world frame and a standard error [deg] from
-its own residuals, plus a systematic term for the bias measured on level clips (bench/bench_floor.py).
+its own residuals, plus a systematic term for the bias measured on level clips (bench/bench_floor.py);
+the fits also return their 2 x 2 covariance over the two tilt directions, and :func:`fuse_directional`
+combines the cues in information form, so a direction one cue leaves open is taken from the others.
 """
 
 from __future__ import annotations
@@ -110,9 +112,10 @@ def foot_geometry_cue(
     each joint's height above the floor on a flat foot, up to a common offset, and `height_spread_m` (4,)
     how far a clip's own heights stray from them (one error per joint, held over the clip). A foot counts
     as flat in frames where its ankle and its toe are both planted. Gauss-Newton on the normal's two tangent
-    components and the one offset c; outliers dropped at `outlier_mads` MADs. The standard error combines
-    the residuals', the height errors carried through this clip's own geometry (two feet far apart pin the
-    roll; one still foot hardly does) and `bias_deg`.
+    components and the one offset c (steps damped as if the points spread `damping_m` in every direction:
+    a direction they do not pin keeps `start_w`'s); outliers dropped at `outlier_mads` MADs. The standard
+    error, and the covariance per tilt direction, combine the residuals', the height errors carried through
+    this clip's own geometry (two feet far apart pin the roll; one still foot hardly does) and `bias_deg`.
     Returns (cue or None, why none)."""
     points, offsets, joints = [], [], []
     flat_frames = 0
