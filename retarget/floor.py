@@ -120,14 +120,16 @@ class FloorConfig:
     foot [deg] (a balance, a hop: the body leans over the standing leg). The RMS tilt of that trunk on the level
     tuning clips that have it (two: 4.2 and 14.7 deg; bench/bench_floor.py)."""
     significance: float = 3.0
-    """Without `directional`: a tilt is corrected only when it exceeds this many standard errors
-    (leave-one-footfall-out): uneven foot heights in a level reconstruction must not pass for a tilted floor."""
+    """A tilt is corrected when it exceeds this many (scalar) standard errors: uneven foot heights in a level
+    reconstruction must not pass for a tilted floor. Without `directional` the only rule."""
     directional: bool = True
     """Fuse the cues with their 2 x 2 covariances over the two tilt directions and gate on the tilt's
-    Mahalanobis size; False: one standard error per cue, inverse-variance weights and `significance`."""
+    Mahalanobis size as well; False: one standard error per cue, inverse-variance weights and `significance`."""
     mahalanobis_significance: float = 4.24
-    """With `directional`: a tilt is corrected only when its Mahalanobis size (standard errors along its own
-    direction) exceeds this."""
+    """With `directional`, a tilt is also corrected when its Mahalanobis size (standard errors along its own
+    direction) exceeds this: 3 x sqrt(2), the `significance` rule for a cue equally sure in both directions,
+    above every level tuning clip's size (3.98 at most; bench/bench_floor.py). A tilt along a direction the
+    feet pin then passes where the scalar rule, which spreads their doubt over both directions, left it."""
 
 
 @dataclass(frozen=True)
@@ -447,16 +449,19 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         cov_w = _floored(cov_w, normal, bias)
         stderr = float(np.degrees(np.sqrt(max(np.trace(cov_w), 0.0))))
         size = tilt_size(normal, cov_w)
-        significant = size > config.mahalanobis_significance
     else:
         normal, stderr = fuse(cues)
         stderr = max(stderr, bias)
     drift_deg, drift_m = _drift(foot, slow, kinds_all, normal, config)
     floor = float(_kind_percentiles(foot @ normal, config.ground_percentile).min())
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
-    if not config.directional:
+    significant = tilt >= config.significance * stderr
+    if config.directional:
+        # Either rule: the tilt's size along its own direction, or its angle over the scalar standard error
+        # (an 8 deg tilt along the loose axis of one flat-foot cue passes this one, not the first).
+        significant = significant or size > config.mahalanobis_significance
+    else:
         size = tilt / stderr
-        significant = tilt >= config.significance * stderr
     used = ", ".join(c.name for c in cues)
 
     def result(applied: bool, message: str) -> FloorEstimate:
