@@ -482,8 +482,13 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             size,
         )
 
-    # The size the gate reads, where it is not the tilt over the standard error shown.
-    along = f", {size:.1f} along the tilt (at least {config.mahalanobis_significance:g})" if config.directional else ""
+    # Both sizes the gates read: the tilt over the standard error shown, and along its own direction.
+    along = (
+        f": {tilt / stderr:.1f} of them, {size:.1f} along the tilt; gates {config.significance:g}, "
+        f"{config.mahalanobis_significance:g}"
+        if config.directional
+        else ""
+    )
     if tilt < config.min_tilt_deg:
         return result(
             False, f"floor level (tilt {tilt:.2f} deg < {config.min_tilt_deg:g}; cues: {used}); clip unchanged"

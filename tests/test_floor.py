@@ -357,7 +357,7 @@ def test_a_tilt_along_a_pinned_direction_is_corrected_at_its_mahalanobis_size():
     errors, under 3); in the directions its footfalls and flat feet pin it is 8.5 standard errors (Mahalanobis),
     over 4.24, so it is corrected, to the untilted clip's own estimate turned by the tilt (exact: the estimator
     is rotation-equivariant) and within its 1.07 deg from +z of the tilted +z. The untilted clip stays below the
-    gate (1.05) and is left as read."""
+    gate (1.05) and is left as read. A tilt the scalar rule passes is corrected as before."""
     from retarget.floor import FloorConfig, tilt_size
 
     seq = read_amass_npz(smpl_clip("walk_level3_filter"))
@@ -372,6 +372,13 @@ def test_a_tilt_along_a_pinned_direction_is_corrected_at_its_mahalanobis_size():
     assert not level.applied and level.tilt_size == pytest.approx(1.05, abs=0.01)
     assert _angle_deg(est.normal_w, rot @ level.normal_w) < 1e-4
     assert _angle_deg(est.normal_w, rot @ UP) < 1.1
+    # The other gate still holds: the real squat_level3 tilted 8 deg about y has its flat feet only, and the tilt
+    # lies along their loose direction (3.96 there, under 4.24), but it is 3.16 scalar standard errors: corrected.
+    seq = read_amass_npz(smpl_clip("squat_level3_filter"))
+    squat = estimate_floor(_joints(seq) @ rotvec_to_matrix(np.radians([0.0, 8.0, 0.0])).T + OFFSET_M, seq.fps)
+    assert squat.applied and squat.tilt_size == pytest.approx(3.96, abs=0.01)
+    assert squat.tilt_deg / squat.stderr_deg == pytest.approx(3.16, abs=0.01)
+    assert "3.2 of them, 4.0 along the tilt; gates 3, 4.24; cues: foot geometry" in squat.message
     # The size is the tilt's length (gnomonic: tan) along each principal direction of the covariance, in its
     # standard errors: 3 deg along a 0.5 deg axis is 6, along a 2 deg axis 1.5.
     turn = rotvec_to_matrix(np.radians([0.0, -3.0, 0.0]))
