@@ -264,7 +264,11 @@ def estimator_bench() -> None:
         drift[name] = (level.drift_deg, 100 * level.drift_m)
         # The clip's own untilted estimate per estimator: the truth of the self-consistency error.
         own = {label: estimate_floor(joints, seq.fps, config).normal_w for label, config in CONFIGS.items()}
-        rows[name] = {key: [] for label in CONFIGS for key in (label, f"{label} self", f"{label} self untouched")}
+        rows[name] = {
+            key: []
+            for label in CONFIGS
+            for key in (label, f"{label} self", f"{label} self untouched", f"{label} applied")
+        }
         rows[name]["tilt"] = []
         for tilt in TILTS_DEG:
             for axis in AXES.values():
@@ -272,6 +276,7 @@ def estimator_bench() -> None:
                 tilted = joints @ rot.T + OFFSET_M  # a rigid motion of the joints = the clip transformed
                 for label, config in CONFIGS.items():
                     left = _left_normal(tilted, seq.fps, config)
+                    rows[name][f"{label} applied"].append(float(left is not _UP))
                     rows[name][label].append(_angle_deg(left, rot @ _UP))
                     rows[name][f"{label} self"].append(_angle_deg(left, rot @ own[label]))
                     rows[name][f"{label} self untouched"].append(_angle_deg(_UP, rot @ own[label]))
@@ -287,6 +292,21 @@ def estimator_bench() -> None:
         " clip), the clip's own untilted estimate as the truth instead of +z; untouched = angle(+z, R @ that normal)"
     )
     _error_table(rows, sets, " self", lambda n: np.asarray(rows[n]["new self untouched"]))
+    print("\nCases corrected per tilt angle, before / new (of the cases; 4 axes per clip)")
+    print("| set | motion type | " + " | ".join(f"{t:g}°" for t in TILTS_DEG) + " |")
+    print("|---|---|" + "---|" * len(TILTS_DEG))
+    for set_name, names in sets.items():
+        for kind in (*MOTION_TYPE, "all types"):
+            group = [n for n in names if kind == "all types" or TYPE_OF[n] == kind]
+            cells = []
+            for tilt in TILTS_DEG:
+                at = [np.asarray(rows[n]["tilt"]) == tilt for n in group]
+                before, new = (
+                    int(sum(np.asarray(rows[n][f"{label} applied"])[m].sum() for n, m in zip(group, at, strict=True)))
+                    for label in ("before", "new")
+                )
+                cells.append(f"{before} / {new} of {4 * len(group)}")
+            print(f"| {set_name} | {kind} | " + " | ".join(cells) + " |")
     print(
         "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with"
         " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]; its tilt in its own"
