@@ -239,6 +239,8 @@ def estimator_bench() -> None:
     missing: dict[str, str] = {}
     drift: dict[str, tuple[float, float]] = {}
     size: dict[str, float] = {}  # "LABEL NAME" -> the untilted clip's gated tilt size
+    gates: list[str] = []  # tilted cases the two estimators, or the new one's two gates, decide differently
+    one_foot: dict[str, float] = {}  # untilted clips with a trunk-over-one-foot cue -> its tilt [deg]
     for name in sorted(TYPE_OF):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         joints = _joints(seq)
@@ -274,13 +276,31 @@ def estimator_bench() -> None:
             for axis in AXES.values():
                 rot = rotvec_to_matrix(axis * np.radians(tilt))
                 tilted = joints @ rot.T + OFFSET_M  # a rigid motion of the joints = the clip transformed
+                decided = {}
                 for label, config in CONFIGS.items():
-                    left = _left_normal(tilted, seq.fps, config)
-                    rows[name][f"{label} applied"].append(float(left is not _UP))
+                    est = estimate_floor(tilted, seq.fps, config)
+                    decided[label] = est
+                    left = est.normal_w if est.applied else _UP
+                    rows[name][f"{label} applied"].append(float(est.applied))
                     rows[name][label].append(_angle_deg(left, rot @ _UP))
                     rows[name][f"{label} self"].append(_angle_deg(left, rot @ own[label]))
                     rows[name][f"{label} self untouched"].append(_angle_deg(_UP, rot @ own[label]))
                 rows[name]["tilt"].append(tilt)
+                new, before = decided["new"], decided["before"]
+                axis_name = next(k for k, v in AXES.items() if v is axis)
+                scalar = new.tilt_deg / new.stderr_deg if new.cues else float("nan")
+                if new.applied != before.applied or (
+                    new.cues and (scalar >= NEW.significance) != (new.tilt_size > NEW.mahalanobis_significance)
+                ):
+                    gates.append(
+                        f"{'T' if name in TUNING_CLIPS else 'R'} {name.removesuffix('_filter')} {tilt:g}° about "
+                        f"{axis_name}: before {'corrects' if before.applied else 'leaves'}, new "
+                        f"{'corrects' if new.applied else 'leaves'} (scalar {scalar:.2f}, Mahalanobis "
+                        f"{new.tilt_size:.2f})"
+                    )
+        for cue in estimate_floor(joints, seq.fps, NEW).considered:
+            if cue.name == "quiet standing" and cue.bias_deg == NEW.one_foot_standing_bias_deg:
+                one_foot[name] = _angle_deg(cue.normal_w, _UP)
     sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
     print(
         "Tilt left after levelling [deg], the issue's error: angle between the normal the estimator leaves (its"
@@ -374,6 +394,17 @@ def estimator_bench() -> None:
         print(f"| {set_name} | " + " | ".join(cells) + " |")
     for label in CONFIGS:
         print(f"level clips changed by the {label} estimator: {len(changed[label])} of 39 {changed[label]}")
+    print(
+        "\nTilted cases decided differently by the two estimators, or by the new one's two gates (scalar: tilt over"
+        f" its standard error, gate {NEW.significance:g}; Mahalanobis, gate {NEW.mahalanobis_significance:g}):"
+    )
+    for line in gates:
+        print(f"  {line}")
+    print("Trunk over one foot on the untilted clips (both feet never down together): its tilt from +z [deg]")
+    for name, tilt in one_foot.items():
+        print(f"  {'T' if name in TUNING_CLIPS else 'R'} {name.removesuffix('_filter')}: {tilt:.2f}")
+    tuning = np.array([t for n, t in one_foot.items() if n in TUNING_CLIPS])
+    print(f"  RMS over the tuning clips (one_foot_standing_bias_deg): {np.sqrt(np.mean(tuning**2)):.2f}")
     print("clips with no usable cue (untilted):")
     for name, why in missing.items():
         print(f"  {name}: {why}")
