@@ -3,6 +3,7 @@ does for the retarget's foot metrics.
 
     nice -n 10 python bench/bench_floor.py              # estimator: all 39 clips x tilts x axes, old / before / new
     nice -n 10 python bench/bench_floor.py --calibrate  # the flat-foot joint heights on the level clips, per split
+    nice -n 10 python bench/bench_floor.py --mocap      # each cue on the CMU studio clip, whose floor is level
     nice -n 10 python bench/bench_floor.py --set flat_edge_s=0.1 [--calibrate]  # the new estimator, one field changed
     nice -n 10 python bench/bench_floor.py --retarget [--clips walk_level2_filter,...] [--tilts 3,8,15]
 
@@ -30,18 +31,21 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from collections.abc import Callable
 
 import clip_split
 import numpy as np
 from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
-from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, transform_sequence
+from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, tilt_size, transform_sequence
 from retarget.floor_cues import rest_foot_heights_m, settled
 from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.human import HumanReference
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
+from retarget.readers.bvh import BvhConfig, read_bvh
+from retarget.readers.bvh_smpl import bvh_to_smpl
 from retarget.rotations import quat_to_matrix, rotvec_to_matrix
 from retarget.skeleton import smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
@@ -150,30 +154,19 @@ OLD = FloorConfig(
     footfall_bias_deg=0.0,
     min_standing_s=float("inf"),
     flat_foot_heights_m=(0.0, 0.0, 0.0, 0.0),
+    directional=False,
 )
 """The footfall plane alone, as before the foot-geometry and flight cues: same numbers as the old estimator."""
-BEFORE = FloorConfig(
-    flat_foot_heights_m=(float(_REST_RISE_M[0]), 0.0, float(_REST_RISE_M[1]), 0.0),
-    flat_foot_spread_m=(0.0, 0.0, 0.0, 0.0),
-    foot_geometry_bias_deg=1.7,
-    flight_bias_deg=14.0,
-    min_standing_s=float("inf"),
-)
-"""The fused estimator before the flat feet were measured: each ankle the rest skeleton's height above its own toe,
-the toes level, its biases, no quiet standing."""
 NEW = FloorConfig()
+BEFORE = dataclasses.replace(NEW, directional=False, footfall_bias_deg=0.0)
+"""The fused estimator with one standard error per cue (inverse-variance weights, tilt > 3 standard errors):
+the same cues and calibration as the defaults, before the 2 x 2 covariances."""
 CONFIGS = {"old": OLD, "before": BEFORE, "new": NEW}
 _UP = np.array([0.0, 0.0, 1.0])
 
 
 def _angle_deg(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.degrees(np.arccos(np.clip(a @ b, -1.0, 1.0))))
-
-
-def _left_tilt_deg(joints: np.ndarray, fps: float, normal_true: np.ndarray, config: FloorConfig) -> float:
-    """Tilt left in the clip after the estimator: its normal error when it corrects, the tilt when not."""
-    est = estimate_floor(joints, fps, config)
-    return _angle_deg(est.normal_w if est.applied else _UP, normal_true)
 
 
 def _forward_w(joints: np.ndarray, fps: float) -> np.ndarray:
@@ -205,39 +198,19 @@ def _stats(values: np.ndarray) -> str:
     )
 
 
-def estimator_bench() -> None:
-    """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
-    rows: dict[str, dict[str, list[float]]] = {}
-    bias: dict[str, dict[str, tuple[float, float, float, float]]] = {}  # "before NAME" / "new NAME" -> cue -> angles
-    changed: dict[str, list[str]] = {label: [] for label in CONFIGS}
-    missing: dict[str, str] = {}
-    drift: dict[str, tuple[float, float]] = {}
-    for name in sorted(TYPE_OF):
-        seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
-        joints = _joints(seq)
-        for label, config in CONFIGS.items():
-            if estimate_floor(joints, seq.fps, config).applied:
-                changed[label].append(name)
-        level = estimate_floor(joints, seq.fps, NEW)
-        forward = _forward_w(joints, seq.fps)
-        for label, config in (("before", BEFORE), ("new", NEW)):
-            bias[f"{label} {name}"] = {
-                c.name: (_angle_deg(c.normal_w, _UP), *_pitch_roll_deg(c.normal_w, forward), c.stderr_deg)
-                for c in estimate_floor(joints, seq.fps, config).considered
-            }
-        if not level.cues:
-            missing[name] = "; ".join(level.missing)
-        drift[name] = (level.drift_deg, 100 * level.drift_m)
-        rows[name] = {"old": [], "before": [], "new": [], "tilt": []}
-        for tilt in TILTS_DEG:
-            for axis in AXES.values():
-                rot = rotvec_to_matrix(axis * np.radians(tilt))
-                tilted = joints @ rot.T + OFFSET_M  # a rigid motion of the joints = the clip transformed
-                for label, config in CONFIGS.items():
-                    rows[name][label].append(_left_tilt_deg(tilted, seq.fps, rot @ _UP, config))
-                rows[name]["tilt"].append(tilt)
-    sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
-    print("Tilt left after levelling [deg] (error of the estimated normal; whole tilt where not corrected)")
+def _left_normal(joints: np.ndarray, fps: float, config: FloorConfig) -> np.ndarray:
+    """The floor normal the clip is left with: the estimate where the estimator corrects, +z where not."""
+    est = estimate_floor(joints, fps, config)
+    return est.normal_w if est.applied else _UP
+
+
+def _error_table(
+    rows: dict[str, dict[str, list[float]]],
+    sets: dict[str, tuple[str, ...]],
+    suffix: str,
+    untouched: Callable[[str], np.ndarray],
+) -> None:
+    """One error definition (`suffix`: "" the issue's, " self" self-consistency) per set and motion type."""
     print(
         "| set | motion type | clips x cases | old median / worst | before median / worst (<= 0.5°, <= 1°) | "
         "new median / worst | new <= 0.5° | new <= 1° | new worse than untouched |"
@@ -246,35 +219,137 @@ def estimator_bench() -> None:
     for set_name, names in sets.items():
         for kind in (*MOTION_TYPE, "all types"):
             group = [n for n in names if kind == "all types" or TYPE_OF[n] == kind]
-            old = np.concatenate([rows[n]["old"] for n in group])
-            before = np.concatenate([rows[n]["before"] for n in group])
-            new = np.concatenate([rows[n]["new"] for n in group])
-            tilt_deg = np.concatenate([rows[n]["tilt"] for n in group])
+            old, before, new = (np.concatenate([rows[n][label + suffix] for n in group]) for label in CONFIGS)
+            limit = np.concatenate([untouched(n) for n in group])
             print(
                 f"| {set_name} | {kind} | {len(group)} x {len(old) // len(group)} | {np.median(old):.2f} / "
                 f"{old.max():.2f} | {np.median(before):.2f} / {before.max():.2f} ({np.mean(before <= 0.5):.0%}, "
                 f"{np.mean(before <= 1.0):.0%}) | {np.median(new):.2f} / {new.max():.2f} | {np.mean(new <= 0.5):.0%} | "
-                f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > tilt_deg + 1e-9))} |"
+                f"{np.mean(new <= 1.0):.0%} | {int(np.sum(new > limit + 1e-9))} |"
             )
+
+
+def estimator_bench() -> None:
+    """Old vs new estimator over every clip x tilt x axis; cue biases and changed level clips."""
+    rows: dict[str, dict[str, list[float]]] = {}
+    bias: dict[
+        str, dict[str, tuple[float, float, float, float, float]]
+    ] = {}  # "before NAME" / "new NAME" -> cue -> angles
+    changed: dict[str, list[str]] = {label: [] for label in CONFIGS}
+    missing: dict[str, str] = {}
+    drift: dict[str, tuple[float, float]] = {}
+    size: dict[str, float] = {}  # "LABEL NAME" -> the untilted clip's gated tilt size
+    gates: list[str] = []  # tilted cases the two estimators, or the new one's two gates, decide differently
+    one_foot: dict[str, float] = {}  # untilted clips with a trunk-over-one-foot cue -> its tilt [deg]
+    for name in sorted(TYPE_OF):
+        seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
+        joints = _joints(seq)
+        for label, config in CONFIGS.items():
+            untilted = estimate_floor(joints, seq.fps, config)
+            size[f"{label} {name}"] = untilted.tilt_size
+            if untilted.applied:
+                changed[label].append(name)
+        level = estimate_floor(joints, seq.fps, NEW)
+        forward = _forward_w(joints, seq.fps)
+        for label, config in (("before", BEFORE), ("new", NEW)):
+            bias[f"{label} {name}"] = {
+                c.name: (
+                    _angle_deg(c.normal_w, _UP),
+                    *_pitch_roll_deg(c.normal_w, forward),
+                    c.stderr_deg,
+                    tilt_size(c.normal_w, c.covariance_w()),
+                )
+                for c in estimate_floor(joints, seq.fps, config).considered
+            }
+        if not level.cues:
+            missing[name] = "; ".join(level.missing)
+        drift[name] = (level.drift_deg, 100 * level.drift_m)
+        # The clip's own untilted estimate per estimator: the truth of the self-consistency error.
+        own = {label: estimate_floor(joints, seq.fps, config).normal_w for label, config in CONFIGS.items()}
+        rows[name] = {
+            key: []
+            for label in CONFIGS
+            for key in (label, f"{label} self", f"{label} self untouched", f"{label} applied")
+        }
+        rows[name]["tilt"] = []
+        for tilt in TILTS_DEG:
+            for axis in AXES.values():
+                rot = rotvec_to_matrix(axis * np.radians(tilt))
+                tilted = joints @ rot.T + OFFSET_M  # a rigid motion of the joints = the clip transformed
+                decided = {}
+                for label, config in CONFIGS.items():
+                    est = estimate_floor(tilted, seq.fps, config)
+                    decided[label] = est
+                    left = est.normal_w if est.applied else _UP
+                    rows[name][f"{label} applied"].append(float(est.applied))
+                    rows[name][label].append(_angle_deg(left, rot @ _UP))
+                    rows[name][f"{label} self"].append(_angle_deg(left, rot @ own[label]))
+                    rows[name][f"{label} self untouched"].append(_angle_deg(_UP, rot @ own[label]))
+                rows[name]["tilt"].append(tilt)
+                new, before = decided["new"], decided["before"]
+                axis_name = next(k for k, v in AXES.items() if v is axis)
+                scalar = new.tilt_deg / new.stderr_deg if new.cues else float("nan")
+                if new.applied != before.applied or (
+                    new.cues and (scalar >= NEW.significance) != (new.tilt_size > NEW.mahalanobis_significance)
+                ):
+                    gates.append(
+                        f"{'T' if name in TUNING_CLIPS else 'R'} {name.removesuffix('_filter')} {tilt:g}° about "
+                        f"{axis_name}: before {'corrects' if before.applied else 'leaves'}, new "
+                        f"{'corrects' if new.applied else 'leaves'} (scalar {scalar:.2f}, Mahalanobis "
+                        f"{new.tilt_size:.2f})"
+                    )
+        for cue in estimate_floor(joints, seq.fps, NEW).considered:
+            if cue.name == "quiet standing" and cue.bias_deg == NEW.one_foot_standing_bias_deg:
+                one_foot[name] = _angle_deg(cue.normal_w, _UP)
+    sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
+    print(
+        "Tilt left after levelling [deg], the issue's error: angle between the normal the estimator leaves (its"
+        " estimate where it corrects, +z where not) and the tilted +z (the untilted clip's floor taken as level)"
+    )
+    _error_table(rows, sets, "", lambda n: np.asarray(rows[n]["tilt"]))
+    print(
+        "\nSelf-consistency [deg]: the same angle against R_applied @ (the estimator's own normal on the untilted"
+        " clip), the clip's own untilted estimate as the truth instead of +z; untouched = angle(+z, R @ that normal)"
+    )
+    _error_table(rows, sets, " self", lambda n: np.asarray(rows[n]["new self untouched"]))
+    print("\nCases corrected per tilt angle, before / new (of the cases; 4 axes per clip)")
+    print("| set | motion type | " + " | ".join(f"{t:g}°" for t in TILTS_DEG) + " |")
+    print("|---|---|" + "---|" * len(TILTS_DEG))
+    for set_name, names in sets.items():
+        for kind in (*MOTION_TYPE, "all types"):
+            group = [n for n in names if kind == "all types" or TYPE_OF[n] == kind]
+            cells = []
+            for tilt in TILTS_DEG:
+                at = [np.asarray(rows[n]["tilt"]) == tilt for n in group]
+                before, new = (
+                    int(sum(np.asarray(rows[n][f"{label} applied"])[m].sum() for n, m in zip(group, at, strict=True)))
+                    for label in ("before", "new")
+                )
+                cells.append(f"{before} / {new} of {4 * len(group)}")
+            print(f"| {set_name} | {kind} | " + " | ".join(cells) + " |")
     print(
         "\nEach cue's tilt on the untilted clips (its bias) [deg]: median / 90th percentile / max / RMS (clips with"
         " it);\nthen its signed pitch (toward the toes) and roll (toward the left): median [RMS]; its tilt in its own"
-        " standard errors (1 RMS: the standard error is honest)"
+        " standard errors (1 RMS: the standard error is honest); its Mahalanobis size under its 2 x 2 covariance"
+        " (1.41 RMS, the square root of 2 degrees of freedom, when honest)"
     )
-    print("| set | cue | estimator | tilt | pitch median [RMS] | roll median [RMS] | tilt / standard error RMS / max |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| set | cue | estimator | tilt | pitch median [RMS] | roll median [RMS] | tilt / standard error RMS / max |"
+        " Mahalanobis RMS / max |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for set_name, names in sets.items():
         for cue in CUE_NAMES:
             for label in ("before", "new"):
-                values = np.array([v[cue] for n in names if cue in (v := bias[f"{label} {n}"])]).reshape(-1, 4)
+                values = np.array([v[cue] for n in names if cue in (v := bias[f"{label} {n}"])]).reshape(-1, 5)
                 if not len(values):
-                    print(f"| {set_name} | {cue} | {label} | — (0) | — | — | — |")
+                    print(f"| {set_name} | {cue} | {label} | — (0) | — | — | — | — |")
                     continue
-                pitch, roll, z = values[:, 1], values[:, 2], values[:, 0] / values[:, 3]
+                pitch, roll, z, m = values[:, 1], values[:, 2], values[:, 0] / values[:, 3], values[:, 4]
                 print(
                     f"| {set_name} | {cue} | {label} | {_stats(values[:, 0])} | {np.median(pitch):+.2f} "
                     f"[{np.sqrt(np.mean(pitch**2)):.2f}] | {np.median(roll):+.2f} [{np.sqrt(np.mean(roll**2)):.2f}] | "
-                    f"{np.sqrt(np.mean(z**2)):.2f} / {z.max():.2f} |"
+                    f"{np.sqrt(np.mean(z**2)):.2f} / {z.max():.2f} | {np.sqrt(np.mean(m**2)):.2f} / {m.max():.2f} |"
                 )
     print(
         "\nTwo cues on the same untilted clip, new estimator [deg]: the difference of their (pitch, roll), median /"
@@ -305,16 +380,43 @@ def estimator_bench() -> None:
         turn = np.array([drift[n][0] for n in names if np.isfinite(drift[n][0])])
         rise = np.array([abs(drift[n][1]) for n in names if np.isfinite(drift[n][1])])
         print(f"| {set_name} | {_stats(turn)} | {_stats(rise)} |")
+    print(
+        "\nThe fused tilt of the untilted clips in its own standard errors (what the correction is gated on:"
+        " Mahalanobis size new, tilt / standard error before): median / 90th percentile / max / RMS"
+    )
+    print("| set | before | new |")
+    print("|---|---|---|")
+    for set_name, names in sets.items():
+        cells = [
+            _stats(np.array([size[f"{label} {n}"] for n in names if np.isfinite(size[f"{label} {n}"])]))
+            for label in ("before", "new")
+        ]
+        print(f"| {set_name} | " + " | ".join(cells) + " |")
     for label in CONFIGS:
         print(f"level clips changed by the {label} estimator: {len(changed[label])} of 39 {changed[label]}")
+    print(
+        "\nTilted cases decided differently by the two estimators, or by the new one's two gates (scalar: tilt over"
+        f" its standard error, gate {NEW.significance:g}; Mahalanobis, gate {NEW.mahalanobis_significance:g}):"
+    )
+    for line in gates:
+        print(f"  {line}")
+    print("Trunk over one foot on the untilted clips (both feet never down together): its tilt from +z [deg]")
+    for name, tilt in one_foot.items():
+        print(f"  {'T' if name in TUNING_CLIPS else 'R'} {name.removesuffix('_filter')}: {tilt:.2f}")
+    tuning = np.array([t for n, t in one_foot.items() if n in TUNING_CLIPS])
+    print(f"  RMS over the tuning clips (one_foot_standing_bias_deg): {np.sqrt(np.mean(tuning**2)):.2f}")
     print("clips with no usable cue (untilted):")
     for name, why in missing.items():
         print(f"  {name}: {why}")
-    print("\nPer clip: tilt left after levelling, median of the 12 cases [deg], before / new (T tuning, R test)")
+    print(
+        "\nPer clip: tilt left after levelling, median of the 12 cases [deg], before / new, then self-consistency"
+        " before / new (T tuning, R test)"
+    )
     for kind, group in MOTION_TYPE.items():
         cells = [
             f"{'T' if n in TUNING_CLIPS else 'R'} {n.removesuffix('_filter')} "
-            f"{np.median(rows[n]['before']):.2f} / {np.median(rows[n]['new']):.2f}"
+            f"{np.median(rows[n]['before']):.2f} / {np.median(rows[n]['new']):.2f} "
+            f"(self {np.median(rows[n]['before self']):.2f} / {np.median(rows[n]['new self']):.2f})"
             for n in sorted(group)
         ]
         print(f"{kind}: " + "; ".join(cells))
@@ -360,10 +462,52 @@ def calibrate_bench(config: FloorConfig = NEW) -> dict[str, tuple[np.ndarray, np
     return medians
 
 
+MOCAP_BVH = DATA.parent / "formats" / "bvh" / "cmu_01_01.bvh"
+"""The one studio mocap clip (CMU 01_01, optical markers over a level studio floor): the floor truly at +z."""
+
+
+def mocap_bench() -> None:
+    """Each cue's tilt on the CMU studio clip, whose floor is level (+z is the truth there, not a guess), and
+    its 12 tilted copies under both error definitions."""
+    bvh_config = BvhConfig(unit="cmu")
+    seq = bvh_to_smpl(read_bvh(MOCAP_BVH, bvh_config), MOCAP_BVH, config=bvh_config)
+    joints = _joints(seq)
+    forward = _forward_w(joints, seq.fps)
+    print(f"{MOCAP_BVH.name}: {len(joints)} frames at {seq.fps:g} Hz, read as SMPL (retarget/readers/bvh_smpl.py)")
+    print("| estimator | cue | tilt from +z [deg] | pitch / roll [deg] | standard error [deg] | used |")
+    print("|---|---|---|---|---|---|")
+    for label, config in CONFIGS.items():
+        est = estimate_floor(joints, seq.fps, config)
+        used = {c.name for c in est.cues}
+        for cue in est.considered:
+            pitch, roll = _pitch_roll_deg(cue.normal_w, forward)
+            print(
+                f"| {label} | {cue.name} | {_angle_deg(cue.normal_w, _UP):.2f} | {pitch:+.2f} / {roll:+.2f} | "
+                f"{cue.stderr_deg:.2f} | {'yes' if cue.name in used else 'no'} |"
+            )
+        print(f"| {label} | fused | {est.tilt_deg:.2f} | — | {est.stderr_deg:.2f} | applied: {est.applied} |")
+    print(
+        "\nTilted copies (3, 8, 15 deg about x, y, x+y, x-y; lifted): median / worst [deg], issue's / self-consistency"
+    )
+    print("| estimator | issue's error | self-consistency |")
+    print("|---|---|---|")
+    for label, config in CONFIGS.items():
+        own = estimate_floor(joints, seq.fps, config).normal_w
+        issue, self_ = [], []
+        for tilt in TILTS_DEG:
+            for axis in AXES.values():
+                rot = rotvec_to_matrix(axis * np.radians(tilt))
+                left = _left_normal(joints @ rot.T + OFFSET_M, seq.fps, config)
+                issue.append(_angle_deg(left, rot @ _UP))
+                self_.append(_angle_deg(left, rot @ own))
+        print(f"| {label} | {np.median(issue):.2f} / {max(issue):.2f} | {np.median(self_):.2f} / {max(self_):.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retarget", action="store_true", help="Foot metrics of the retarget (slow).")
     parser.add_argument("--calibrate", action="store_true", help="The flat-foot joint heights, per split.")
+    parser.add_argument("--mocap", action="store_true", help="The cues on the CMU studio clip (a level floor).")
     parser.add_argument(
         "--set",
         action="append",
@@ -377,9 +521,13 @@ def main() -> None:
     if args.set:
         global NEW
         changes = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+
         NEW = CONFIGS["new"] = dataclasses.replace(NEW, **changes)  # type: ignore[arg-type]
     if args.calibrate:
         calibrate_bench(NEW)
+        return
+    if args.mocap:
+        mocap_bench()
         return
     if not args.retarget:
         estimator_bench()

@@ -21,7 +21,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from retarget.contacts import FOOT_JOINTS, detect_foot_contacts
-from retarget.floor_cues import Cue, flight_cue, foot_geometry_cue, fuse, quiet_standing_cue, settled
+from retarget.floor_cues import (
+    Cue,
+    flight_cue,
+    foot_geometry_cue,
+    fuse,
+    fuse_directional,
+    isotropic_cov,
+    quiet_standing_cue,
+    settled,
+    tangent_basis,
+)
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
@@ -62,10 +72,11 @@ class FloorConfig:
     max_lean_deg: float = 20.0
     """A fitted floor whose normal is farther than this from the body's mean up direction (pelvis to neck)
     is rejected [deg]: a foot held still in the air, not a floor."""
-    footfall_bias_deg: float = 0.0
-    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out standard error: the
-    term that makes its tilts on the level tuning clips one standard error RMS. None is needed: the jackknife
-    alone already covers the plane's 1.60 deg RMS tilt there (0.90 standard errors RMS; bench/bench_floor.py)."""
+    footfall_bias_deg: float = 0.5
+    """Systematic error of the footfall plane [deg], added to its leave-one-footfall-out covariance in both
+    tilt directions: the term that makes its Mahalanobis size on the level tuning clips honest (1.38 RMS
+    against the square root of 2; with none, 2.51: the scalar jackknife covers the plane's 1.60 deg RMS tilt
+    there, 0.90 standard errors RMS, but the direction it pins best it pins too well; bench/bench_floor.py)."""
     flat_foot_heights_m: tuple[float, float, float, float] = (0.0548, -0.0055, 0.0485, 0.0)
     """Height of each foot joint (L ankle, L toe, R ankle, R toe) above the right toe when both feet stand flat
     and planted [m]: the median over the level tuning clips (`bench/bench_floor.py --calibrate`). The rest
@@ -88,6 +99,11 @@ class FloorConfig:
     """Systematic error of the foot-geometry cue beyond its flat-foot heights' spread [deg], added to its
     residual standard error and the carried height spread: the term that makes its tilts on the level tuning
     clips one standard error RMS, as the footfalls' (bench/bench_floor.py)."""
+    foot_geometry_damping_m: float = 0.005
+    """With `directional`: the foot-geometry fit's steps are damped as if its points spread this much across
+    every tilt direction [m], so a direction the flat feet do not pin (one still foot's roll: its ankle and
+    toe are a line) keeps the start's normal instead of wandering on noise; its variance, from the undamped
+    fit, stays huge, and the fusion takes that direction from the other cues. Feet 10 cm apart move 0.25 %."""
     flight_min_frames: int = 4
     """Free-fall frames (whole five-frame stencil airborne) the flight cue needs."""
     flight_bias_deg: float = 11.0
@@ -99,9 +115,21 @@ class FloorConfig:
     quiet_standing_bias_deg: float = 5.06
     """Systematic error of the quiet-standing cue [deg]: people lean. The RMS tilt of the trunk on the level
     tuning clips (bench/bench_floor.py)."""
+    one_foot_standing_bias_deg: float = 10.8
+    """With `directional`, where both feet are never down together: the trunk's systematic error over one flat
+    foot [deg] (a balance, a hop: the body leans over the standing leg). The RMS tilt of that trunk on the level
+    tuning clips that have it (two: 4.2 and 14.7 deg; bench/bench_floor.py)."""
     significance: float = 3.0
-    """A tilt is corrected only when it exceeds this many standard errors (leave-one-footfall-out):
-    uneven foot heights in a level reconstruction must not pass for a tilted floor."""
+    """A tilt is corrected when it exceeds this many (scalar) standard errors: uneven foot heights in a level
+    reconstruction must not pass for a tilted floor. Without `directional` the only rule."""
+    directional: bool = True
+    """Fuse the cues with their 2 x 2 covariances over the two tilt directions and gate on the tilt's
+    Mahalanobis size as well; False: one standard error per cue, inverse-variance weights and `significance`."""
+    mahalanobis_significance: float = 4.24
+    """With `directional`, a tilt is also corrected when its Mahalanobis size (standard errors along its own
+    direction) exceeds this: 3 x sqrt(2), the `significance` rule for a cue equally sure in both directions,
+    above every level tuning clip's size (3.98 at most; bench/bench_floor.py). A tilt along a direction the
+    feet pin then passes where the scalar rule, which spreads their doubt over both directions, left it."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +143,8 @@ class FloorEstimate:
     tilt_deg: float
     """Angle between the floor normal and +z [deg]."""
     stderr_deg: float
-    """Standard error of the normal's direction, leaving out one footfall at a time [deg] (inf: too few)."""
+    """Standard error of the fused normal's direction [deg] (inf: no cue): the square root of the fused
+    covariance's trace, the RMS size of its 2-D error, each direction at least the least biased cue's bias."""
     planted_s: float
     """Planted time used for the fit, averaged over the four foot joints [s]."""
     spread_m: float
@@ -136,6 +165,9 @@ class FloorEstimate:
     one plane is fitted to the whole clip."""
     drift_m: float = float("nan")
     """Depth drift: change of the planted feet's height along the normal from the first half to the second [m]."""
+    tilt_size: float = float("nan")
+    """The tilt in standard errors along its own direction (Mahalanobis size under the fused 2 x 2
+    covariance; without `FloorConfig.directional`, tilt / standard error) [-]: what the correction is gated on."""
 
     def manifest_metrics(self) -> dict[str, float]:
         """Batch-manifest fields: the estimate, and the correction made (zeros when none)."""
@@ -146,6 +178,7 @@ class FloorEstimate:
             "floor_shift_m": -self.height_m if self.applied else 0.0,
             "floor_drift_deg": self.drift_deg,
             "floor_drift_m": self.drift_m,
+            "floor_tilt_size": self.tilt_size,
             **{
                 f"floor_{name.replace(' ', '_')}_stderr_deg": next(
                     (c.stderr_deg for c in self.cues if c.name == name), float("nan")
@@ -228,15 +261,22 @@ def _run_labels(planted: np.ndarray) -> np.ndarray:
 
 
 def _jackknife_deg(points: np.ndarray, kinds: np.ndarray, runs: np.ndarray, normal: np.ndarray) -> float:
-    """Standard error of the normal's direction [deg], leaving out one planted run at a time: samples
-    within one footfall are not independent, footfalls nearly are.
+    """:func:`_jackknife` as one standard error [deg]."""
+    return _jackknife(points, kinds, runs, normal)[0]
+
+
+def _jackknife(
+    points: np.ndarray, kinds: np.ndarray, runs: np.ndarray, normal: np.ndarray
+) -> tuple[float, np.ndarray | None]:
+    """(standard error of the normal's direction [deg], its (3, 3) covariance in the world frame [rad^2]), leaving
+    out one planted run at a time: samples within one footfall are not independent, footfalls nearly are.
 
     Every leave-one-out fit is the full fit's statistics less one footfall's (a downdate), so the runs
     cost one pass over the points and one batch of 3 x 3 eigen-decompositions. The points are centred on
     their kind's mean first, which keeps the subtraction from cancelling digits."""
     ids, run_of = np.unique(runs, return_inverse=True)
     if len(ids) < 3:
-        return float("inf")
+        return float("inf"), None
     count, total, _ = _kind_sums(points, kinds)
     centred = points - (total / np.maximum(count, 1.0)[:, None])[kinds]
     count, total, moment = _kind_sums(centred, kinds)
@@ -249,8 +289,12 @@ def _jackknife_deg(points: np.ndarray, kinds: np.ndarray, runs: np.ndarray, norm
     )
     _, eigvec = np.linalg.eigh(scatter)
     # Each refit's normal, signed like `normal` (|cos|), against it.
-    angles = np.arccos(np.clip(np.abs(eigvec[:, :, 0] @ normal), -1.0, 1.0))
-    return float(np.degrees(np.sqrt((len(ids) - 1) / len(ids) * np.sum(np.square(angles)))))
+    refits = eigvec[:, :, 0] * np.sign(eigvec[:, :, 0] @ normal)[:, None]
+    angles = np.arccos(np.clip(np.abs(refits @ normal), -1.0, 1.0))
+    scale = (len(ids) - 1) / len(ids)
+    # The same spread per tilt direction: each refit's step off `normal`, in the plane perpendicular to it.
+    steps = refits - np.outer(refits @ normal, normal)
+    return float(np.degrees(np.sqrt(scale * np.sum(np.square(angles))))), scale * steps.T @ steps
 
 
 def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = FloorConfig()) -> FloorEstimate:
@@ -285,9 +329,9 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
     planted_s = int(planted.sum()) / len(_FOOT) / fps
     spread = float(np.sqrt(max(eigval[1], 0.0)))
-    stderr = float("inf")
+    stderr, jack_cov = float("inf"), None
     if planted.sum() >= 4:
-        stderr = _jackknife_deg(
+        stderr, jack_cov = _jackknife(
             foot[planted][keep], kinds_all[planted][keep], _run_labels(planted)[planted][keep], normal
         )
 
@@ -313,9 +357,14 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
                 float(np.hypot(stderr, config.footfall_bias_deg)),
                 int(planted.sum()),
                 config.footfall_bias_deg,
+                None if jack_cov is None else jack_cov + isotropic_cov(normal, config.footfall_bias_deg),
             )
         )
     start = normal if lean <= config.max_lean_deg else trunk_up
+    if config.directional and not cues:
+        # Without usable footfalls their plane's normal is noise in the direction they leave open, and the
+        # foot-geometry fit keeps its start in a direction its own points leave open: the trunk is the prior.
+        start = trunk_up
     flat = np.repeat(settled(planted[:, 0::2] & planted[:, 1::2], round(config.flat_edge_s * fps)), 2, axis=1)
     geometry, why = foot_geometry_cue(
         foot,
@@ -327,6 +376,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         min_flat_s=config.min_flat_s,
         bias_deg=config.foot_geometry_bias_deg,
         outlier_mads=config.outlier_mads,
+        damping_m=config.foot_geometry_damping_m if config.directional else 0.0,
     )
     flight, why_flight = _flight(
         joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start, config
@@ -338,6 +388,18 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         min_standing_s=config.min_standing_s,
         bias_deg=config.quiet_standing_bias_deg,
     )
+    one_foot = False
+    if standing is None and config.directional:
+        # Standing on one foot, the body still holds its centre of mass over it: the trunk is the same weak
+        # prior, read while one foot is flat and planted, and it fills the roll that foot leaves open.
+        standing, _ = quiet_standing_cue(
+            joints_w[:, -1] - joints_w[:, -2],
+            np.asarray((planted[:, 0::2] & planted[:, 1::2]).any(axis=1)),
+            fps,
+            min_standing_s=config.min_standing_s,
+            bias_deg=config.one_foot_standing_bias_deg,
+        )
+        one_foot = standing is not None
     for cue, reason in ((geometry, why), (flight, why_flight)):
         if cue is None:
             missing.append(reason)
@@ -352,7 +414,12 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
     considered = tuple(cues) + ((standing,) if standing is not None else ())
     if standing is None:
         missing.append(why_standing)
-    elif any(c.name in ("footfalls", "foot geometry") for c in cues):
+    elif one_foot and not any(c.name in ("footfalls", "foot geometry") for c in cues):
+        # Alone, a trunk over one foot is no floor (a body bent over a raised leg): it only fills beside a foot.
+        missing.append("quiet standing: on one foot, used only beside a foot cue")
+    elif any(c.name in ("footfalls", "foot geometry") for c in cues) and not (
+        config.directional and _leaves_open(cues, standing)
+    ):
         missing.append("quiet standing: not needed (the feet give the floor)")
     else:
         cues.append(standing)
@@ -374,14 +441,27 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             drift_deg,
             drift_m,
         )
-    normal, stderr = fuse(cues)
-    drift_deg, drift_m = _drift(foot, slow, kinds_all, normal, config)
     # The cues read the same feet, so their biases need not average out: the uncertainty that decides
     # whether to correct is never below the least biased cue's bias.
     bias = min(c.bias_deg for c in cues)
-    stderr = max(stderr, bias)
+    if config.directional:
+        normal, cov_w = fuse_directional(cues)
+        cov_w = _floored(cov_w, normal, bias)
+        stderr = float(np.degrees(np.sqrt(max(np.trace(cov_w), 0.0))))
+        size = tilt_size(normal, cov_w)
+    else:
+        normal, stderr = fuse(cues)
+        stderr = max(stderr, bias)
+    drift_deg, drift_m = _drift(foot, slow, kinds_all, normal, config)
     floor = float(_kind_percentiles(foot @ normal, config.ground_percentile).min())
     tilt = float(np.degrees(np.arccos(np.clip(normal @ _UP, -1.0, 1.0))))
+    significant = tilt >= config.significance * stderr
+    if config.directional:
+        # Either rule: the tilt's size along its own direction, or its angle over the scalar standard error
+        # (an 8 deg tilt along the loose axis of one flat-foot cue passes this one, not the first).
+        significant = significant or size > config.mahalanobis_significance
+    else:
+        size = tilt / stderr
     used = ", ".join(c.name for c in cues)
 
     def result(applied: bool, message: str) -> FloorEstimate:
@@ -399,23 +479,57 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             considered,
             drift_deg,
             drift_m,
+            size,
         )
 
+    # Both sizes the gates read: the tilt over the standard error shown, and along its own direction.
+    along = (
+        f": {tilt / stderr:.1f} of them, {size:.1f} along the tilt; gates {config.significance:g}, "
+        f"{config.mahalanobis_significance:g}"
+        if config.directional
+        else ""
+    )
     if tilt < config.min_tilt_deg:
         return result(
             False, f"floor level (tilt {tilt:.2f} deg < {config.min_tilt_deg:g}; cues: {used}); clip unchanged"
         )
-    if tilt < config.significance * stderr:
+    if not significant:
         return result(
             False,
             f"floor level within its uncertainty (tilt {tilt:.2f} deg, standard error "
-            f"{stderr:.2f} deg; cues: {used}); clip unchanged",
+            f"{stderr:.2f} deg{along}; cues: {used}); clip unchanged",
         )
     return result(
         True,
-        f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}; cues: {used}), at {floor:+.3f} m: "
+        f"floor tilted {tilt:.2f} deg (standard error {stderr:.2f}{along}; cues: {used}), at {floor:+.3f} m: "
         "clip levelled and grounded",
     )
+
+
+def _leaves_open(cues: list[Cue], prior: Cue) -> bool:
+    """True when the cues fused leave some tilt direction less known than `prior` knows it: a still foot's
+    roll, feet that never move apart. The prior then fills that direction (beside well-spread feet it would
+    only add its lean)."""
+    _, cov_w = fuse_directional(cues)
+    return float(np.linalg.eigvalsh(cov_w)[-1]) > float(np.linalg.eigvalsh(prior.covariance_w())[-1])
+
+
+def _floored(cov_w: np.ndarray, normal_w: np.ndarray, bias_deg: float) -> np.ndarray:
+    """(3, 3) `cov_w` with every tilt direction's variance at least the isotropic `bias_deg`'s."""
+    basis = tangent_basis(normal_w)
+    eigval, eigvec = np.linalg.eigh(basis.T @ cov_w @ basis)
+    floored = (eigvec * np.maximum(eigval, np.radians(bias_deg) ** 2 / 2.0)) @ eigvec.T
+    return basis @ floored @ basis.T
+
+
+def tilt_size(normal_w: np.ndarray, cov_w: np.ndarray) -> float:
+    """Size of the tilt (+z seen from `normal_w`, gnomonic: tan of the angle, in its tangent plane) in the
+    standard errors of `cov_w` in that direction (Mahalanobis): a tilt along a well-pinned direction counts for
+    more than the same angle along a loose one."""
+    basis = tangent_basis(normal_w)
+    step = basis.T @ (_UP / (_UP @ normal_w))
+    cov = basis.T @ cov_w @ basis
+    return float(np.sqrt(max(float(step @ np.linalg.solve(cov + np.eye(2) * 1e-300, step)), 0.0)))
 
 
 def _drift(

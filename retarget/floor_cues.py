@@ -10,7 +10,9 @@
   prior with the lean of people standing as its spread.
 
 Each cue returns a unit normal (up) in the clip's world frame and a standard error [deg] from
-its own residuals, plus a systematic term for the bias measured on level clips (bench/bench_floor.py).
+its own residuals, plus a systematic term for the bias measured on level clips (bench/bench_floor.py);
+the fits also return their 2 x 2 covariance over the two tilt directions, and :func:`fuse_directional`
+combines the cues in information form, so a direction one cue leaves open is taken from the others.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import numpy as np
 from retarget.skeleton import neutral_skeleton
 
 GRAVITY_M_S2 = 9.81
+MIN_RESIDUAL_M = 1e-4
+"""Least residual spread the foot-geometry fit is credited with [m] (see :func:`foot_geometry_cue`)."""
 _LEG_CHAINS = ((1, 4, 7, 10), (2, 5, 8, 11))
 """(hip, knee, ankle, toe) SMPL joint indices of the left and right leg."""
 
@@ -40,6 +44,22 @@ class Cue:
     """Points (foot geometry) or frames (flight) it rests on."""
     bias_deg: float = 0.0
     """The systematic part of `stderr_deg` [deg]: what more samples of the same clip would not shrink."""
+    cov_w: np.ndarray | None = None
+    """(3, 3) covariance of the normal's direction in the world frame [rad^2], in the plane perpendicular to
+    `normal_w`: the two tilt directions a cue pins down differently (a flat foot's heel-toe line its pitch,
+    two feet side by side the roll across them). None: the same in every direction (`stderr_deg`)."""
+
+    def covariance_w(self) -> np.ndarray:
+        """(3, 3) `cov_w`, or the isotropic one whose trace is `stderr_deg` squared."""
+        if self.cov_w is not None:
+            return self.cov_w
+        return isotropic_cov(self.normal_w, self.stderr_deg)
+
+
+def isotropic_cov(normal_w: np.ndarray, stderr_deg: float) -> np.ndarray:
+    """(3, 3) covariance [rad^2] of a direction known to `stderr_deg` (the RMS size of its 2-D error) in every
+    tilt direction: half the variance on each of the two axes perpendicular to `normal_w`."""
+    return np.radians(stderr_deg) ** 2 / 2.0 * (np.eye(3) - np.outer(normal_w, normal_w))
 
 
 def rest_foot_heights_m() -> np.ndarray:
@@ -65,7 +85,7 @@ def settled(mask: np.ndarray, frames: int) -> np.ndarray:
     return out
 
 
-def _tangent_basis(normal: np.ndarray) -> np.ndarray:
+def tangent_basis(normal: np.ndarray) -> np.ndarray:
     """(3, 2) two unit vectors perpendicular to `normal` and to each other."""
     helper = np.array([1.0, 0.0, 0.0]) if abs(normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     first = np.cross(normal, helper)
@@ -84,6 +104,7 @@ def foot_geometry_cue(
     min_flat_s: float,
     bias_deg: float,
     outlier_mads: float,
+    damping_m: float = 0.0,
 ) -> tuple[Cue | None, str]:
     """Normal from planted flat feet with known offsets (foot joint j at c + heights_m[j]).
 
@@ -91,9 +112,10 @@ def foot_geometry_cue(
     each joint's height above the floor on a flat foot, up to a common offset, and `height_spread_m` (4,)
     how far a clip's own heights stray from them (one error per joint, held over the clip). A foot counts
     as flat in frames where its ankle and its toe are both planted. Gauss-Newton on the normal's two tangent
-    components and the one offset c; outliers dropped at `outlier_mads` MADs. The standard error combines
-    the residuals', the height errors carried through this clip's own geometry (two feet far apart pin the
-    roll; one still foot hardly does) and `bias_deg`.
+    components and the one offset c (steps damped as if the points spread `damping_m` in every direction:
+    a direction they do not pin keeps `start_w`'s); outliers dropped at `outlier_mads` MADs. The standard
+    error, and the covariance per tilt direction, combine the residuals', the height errors carried through
+    this clip's own geometry (two feet far apart pin the roll; one still foot hardly does) and `bias_deg`.
     Returns (cue or None, why none)."""
     points, offsets, joints = [], [], []
     flat_frames = 0
@@ -111,11 +133,17 @@ def foot_geometry_cue(
     keep = np.ones(len(p), dtype=bool)
     jac = np.zeros((len(p), 3))
     for round_ in range(6):
-        basis = _tangent_basis(normal)
+        basis = tangent_basis(normal)
         # r = p . n - c - h, linear in (u, c) with n = normalize(normal + basis u).
         jac = np.column_stack([p @ basis, -np.ones(len(p))])
         rhs = -(p @ normal - h)
-        sol, *_ = np.linalg.lstsq(jac[keep], rhs[keep], rcond=None)
+        if damping_m > 0.0:
+            # A tilt step costs as much as moving the points of a `damping_m` wide patch: where the flat
+            # points spread less than that across (one still foot), the roll stays at the start's.
+            ridge = np.diag([1.0, 1.0, 0.0]) * damping_m**2 * int(keep.sum())
+            sol = np.linalg.solve(jac[keep].T @ jac[keep] + ridge, jac[keep].T @ rhs[keep])
+        else:
+            sol, *_ = np.linalg.lstsq(jac[keep], rhs[keep], rcond=None)
         normal = normal + basis @ sol[:2]
         normal /= np.linalg.norm(normal)
         if round_ in (1, 3):
@@ -123,15 +151,19 @@ def foot_geometry_cue(
             residual -= np.median(residual[keep])
             mad = 1.4826 * np.median(np.abs(residual[keep])) + 1e-6
             keep = np.abs(residual) <= outlier_mads * mad
-    basis = _tangent_basis(normal)
+    basis = tangent_basis(normal)
     jac = np.column_stack([p @ basis, -np.ones(len(p))])[keep]
     residual = (p @ normal - h)[keep]
     residual -= residual.mean()
     dof = max(len(residual) - 3, 1)
     # Samples within a footfall are not independent: count each ~0.5 s of flat stance as one sample.
     correlated = max(1.0, 0.5 * fps)
-    inverse = np.linalg.pinv(jac.T @ jac)
-    cov = inverse[:2, :2] * (residual @ residual / dof) * correlated
+    inverse = _weak_inverse(jac.T @ jac)
+    # A fit that is exact because its points cannot over-determine it (one still foot: two points, a line)
+    # claims no precision: the residual is floored at 0.1 mm, a tenth of the least seen on the bundled clips
+    # (1.0 mm), so a direction the points leave open gets a huge variance from the weak inverse.
+    variance = max(float(residual @ residual / dof), MIN_RESIDUAL_M**2)
+    cov = inverse[:2, :2] * variance * correlated
     stat_deg = float(np.degrees(np.sqrt(max(np.trace(cov), 0.0))))
     # A joint's height off by d_j in this clip moves the solution by inverse J^T D d (D: which joint each
     # point is); the errors are independent per joint with the measured spread.
@@ -140,7 +172,18 @@ def foot_geometry_cue(
     shape_cov = (carry * np.square(height_spread_m)) @ carry.T
     shape_deg = float(np.degrees(np.sqrt(max(np.trace(shape_cov[:2, :2]), 0.0))))
     bias = float(np.hypot(shape_deg, bias_deg))
-    return Cue("foot geometry", normal, float(np.hypot(stat_deg, bias)), int(keep.sum()), bias), ""
+    cov_w = basis @ (cov + shape_cov[:2, :2]) @ basis.T
+    cov_w = cov_w + isotropic_cov(normal, bias_deg)
+    return Cue("foot geometry", normal, float(np.hypot(stat_deg, bias)), int(keep.sum()), bias, cov_w), ""
+
+
+def _weak_inverse(normal_matrix: np.ndarray) -> np.ndarray:
+    """Inverse of a least-squares normal matrix whose weakest direction may carry no information (one still
+    foot says nothing about the roll across it): eigenvalues floored at 1e-12 of the largest, so that
+    direction gets a huge variance instead of the zero a pseudo-inverse would give it."""
+    eigval, eigvec = np.linalg.eigh(normal_matrix)
+    floor = max(float(eigval[-1]), 1e-300) * 1e-12
+    return (eigvec / np.maximum(eigval, floor)) @ eigvec.T
 
 
 def flight_cue(
@@ -198,3 +241,28 @@ def fuse(cues: list[Cue]) -> tuple[np.ndarray, float]:
     normal = sum(w * c.normal_w for w, c in zip(weights, cues, strict=True))
     normal = normal / np.linalg.norm(normal)
     return normal, float(1.0 / np.sqrt(weights.sum()))
+
+
+def fuse_directional(cues: list[Cue]) -> tuple[np.ndarray, np.ndarray]:
+    """Information-form fusion of the cues with their 2 x 2 covariances: each cue's normal as a point of the
+    tangent plane at the scalar-weighted mean (gnomonic: exact for a direction, whatever its distance), its
+    covariance there inverted, summed, solved. A direction one cue leaves open (its variance huge) is then
+    taken from the others. Returns (unit normal, (3, 3) covariance [rad^2] in its tangent plane)."""
+    start, _ = fuse(cues)
+    basis = tangent_basis(start)
+    information = np.zeros((2, 2))
+    pull = np.zeros(2)
+    for cue in cues:
+        point = basis.T @ cue.normal_w / (cue.normal_w @ start)
+        cov = basis.T @ cue.covariance_w() @ basis
+        inverse = np.linalg.inv(cov + np.eye(2) * 1e-300)
+        information += inverse
+        pull += inverse @ point
+    offset = np.linalg.solve(information, pull)
+    normal = start + basis @ offset
+    normal /= np.linalg.norm(normal)
+    cov_basis = tangent_basis(normal)
+    # The fused covariance, moved to the new normal's tangent plane (the two planes differ by the tiny offset).
+    cov_w = basis @ np.linalg.inv(information) @ basis.T
+    project = cov_basis @ cov_basis.T
+    return normal, project @ cov_w @ project

@@ -307,3 +307,112 @@ def test_the_flat_foot_heights_are_the_tuning_clips():
     np.testing.assert_allclose(median, FloorConfig().flat_foot_heights_m, atol=5e-5)
     np.testing.assert_allclose(spread, FloorConfig().flat_foot_spread_m, atol=5e-5)
     assert median[1] < -0.004  # the left toe stands lower than the right on a flat foot
+
+
+def test_footfall_covariance_is_the_jackknife_per_tilt_direction():
+    """The footfall cue's 2 x 2 covariance is the leave-one-footfall-out spread per direction, with the bias
+    added in both: on the tilted real walk its trace is the scalar standard error squared (0.69 deg), it lies
+    in the plane perpendicular to the normal, and it is not the same in every direction (0.36 and 0.59 deg:
+    a walk in one direction pins the slope along the path better than across it)."""
+    seq = read_amass_npz(smpl_clip("walk_level2_filter"))
+    est = estimate_floor(_joints(seq) @ TILT_8X_5Y.T + OFFSET_M, seq.fps)
+    footfalls = est.cues[0]
+    assert footfalls.name == "footfalls" and footfalls.cov_w is not None
+    assert np.degrees(np.sqrt(np.trace(footfalls.cov_w))) == pytest.approx(footfalls.stderr_deg, rel=1e-4)
+    assert np.abs(footfalls.cov_w @ footfalls.normal_w).max() < 1e-12
+    axes_deg = np.degrees(np.sqrt(np.linalg.eigvalsh(footfalls.cov_w)[1:]))
+    np.testing.assert_allclose(axes_deg, [0.36, 0.59], atol=0.01)
+
+
+def test_directional_fusion_takes_each_direction_from_the_cue_that_pins_it():
+    """Information-form fusion of the real walk's cues equals the closed form (sum of the inverse covariances,
+    solved) in the tangent plane; a cue whose covariance leaves one direction open gives none of it: the fused
+    normal's component there is the other cue's, while the pinned direction still averages."""
+    from dataclasses import replace
+
+    from retarget.floor_cues import fuse, fuse_directional, tangent_basis
+
+    seq = read_amass_npz(smpl_clip("walk_level2_filter"))
+    cues = list(estimate_floor(_joints(seq) @ TILT_8X_5Y.T + OFFSET_M, seq.fps).cues)
+    assert [c.name for c in cues] == ["footfalls", "foot geometry"]
+    start, _ = fuse(cues)
+    basis = tangent_basis(start)
+    points = [basis.T @ c.normal_w / (c.normal_w @ start) for c in cues]
+    info = [np.linalg.inv(basis.T @ c.covariance_w() @ basis) for c in cues]
+    expected = start + basis @ np.linalg.solve(sum(info), sum(i @ p for i, p in zip(info, points, strict=True)))
+    normal, cov_w = fuse_directional(cues)
+    assert _angle_deg(normal, expected) < 1e-6
+    assert np.trace(cov_w) < min(np.trace(c.covariance_w()) for c in cues)
+    # The foot geometry with its first tangent direction opened (variance 1e6 rad^2): that component of the
+    # fused normal is the footfalls', the other one is still shared.
+    open_dir, shut_dir = basis[:, 0], basis[:, 1]
+    loose = replace(cues[1], cov_w=cues[1].covariance_w() + 1e6 * np.outer(open_dir, open_dir))
+    normal, _ = fuse_directional([cues[0], loose])
+    along = normal / (normal @ start)
+    assert along @ open_dir == pytest.approx(points[0][0], abs=1e-6)
+    assert min(points[0][1], points[1][1]) - 1e-9 <= along @ shut_dir <= max(points[0][1], points[1][1]) + 1e-9
+
+
+def test_a_tilt_along_a_pinned_direction_is_corrected_at_its_mahalanobis_size():
+    """The real walk_level3 tilted 3 deg about y: one standard error per cue leaves it (3.30 deg is 2.71 standard
+    errors, under 3); in the directions its footfalls and flat feet pin it is 8.5 standard errors (Mahalanobis),
+    over 4.24, so it is corrected, to the untilted clip's own estimate turned by the tilt (exact: the estimator
+    is rotation-equivariant) and within its 1.07 deg from +z of the tilted +z. The untilted clip stays below the
+    gate (1.05) and is left as read. A tilt the scalar rule passes is corrected as before."""
+    from retarget.floor import FloorConfig, tilt_size
+
+    seq = read_amass_npz(smpl_clip("walk_level3_filter"))
+    joints = _joints(seq)
+    rot = rotvec_to_matrix(np.radians([0.0, 3.0, 0.0]))
+    tilted = joints @ rot.T + OFFSET_M
+    scalar = estimate_floor(tilted, seq.fps, FloorConfig(directional=False, footfall_bias_deg=0.0))
+    assert not scalar.applied and scalar.tilt_size == pytest.approx(2.71, abs=0.01)
+    est = estimate_floor(tilted, seq.fps)
+    assert est.applied and est.tilt_size == pytest.approx(8.47, abs=0.01)
+    level = estimate_floor(joints, seq.fps)
+    assert not level.applied and level.tilt_size == pytest.approx(1.05, abs=0.01)
+    assert _angle_deg(est.normal_w, rot @ level.normal_w) < 1e-4
+    assert _angle_deg(est.normal_w, rot @ UP) < 1.1
+    # The other gate still holds: the real squat_level3 tilted 8 deg about y has its flat feet only, and the tilt
+    # lies along their loose direction (3.96 there, under 4.24), but it is 3.16 scalar standard errors: corrected.
+    seq = read_amass_npz(smpl_clip("squat_level3_filter"))
+    squat = estimate_floor(_joints(seq) @ rotvec_to_matrix(np.radians([0.0, 8.0, 0.0])).T + OFFSET_M, seq.fps)
+    assert squat.applied and squat.tilt_size == pytest.approx(3.96, abs=0.01)
+    assert squat.tilt_deg / squat.stderr_deg == pytest.approx(3.16, abs=0.01)
+    assert "3.2 of them, 4.0 along the tilt; gates 3, 4.24; cues: foot geometry" in squat.message
+    # The size is the tilt's length (gnomonic: tan) along each principal direction of the covariance, in its
+    # standard errors: 3 deg along a 0.5 deg axis is 6, along a 2 deg axis 1.5.
+    turn = rotvec_to_matrix(np.radians([0.0, -3.0, 0.0]))
+    for sigmas_deg, expect in (((0.5, 2.0), 6.0), ((2.0, 0.5), 1.5)):
+        cov = turn @ np.diag([*np.radians(sigmas_deg) ** 2, 0.0]) @ turn.T
+        assert tilt_size(turn @ UP, cov) == pytest.approx(np.tan(np.radians(3.0)) / np.radians(3.0) * expect, rel=1e-9)
+    assert tilt_size(UP, np.diag([1e-4, 1e-4, 0.0])) == 0.0
+
+
+def test_the_trunk_fills_the_roll_a_single_flat_foot_leaves_open():
+    """The real single-foot balance with the raised leg lifted 25 cm more (knee, ankle, toe), so only one foot
+    ever stands: its flat foot pins the pitch along it (3.0 deg) but hardly the roll across it (8.8 deg), looser
+    than the trunk over one foot (7.6 deg per direction: `one_foot_standing_bias_deg`), so the trunk joins as a
+    prior. Along the loose direction the fused normal moves more than half way to the trunk's (0.57); along the
+    pinned one it stays by the foot's (0.13). Without the trunk the foot stands alone; turned with a tilt, all of
+    it turns with it."""
+    from retarget.floor import FloorConfig
+
+    seq = _bundled("single_foot_balance_level1_filter")
+    joints = _joints(seq)
+    joints[:, [5, 8, 11]] += np.array([0.0, 0.0, 0.25])
+    est = estimate_floor(joints, seq.fps)
+    assert [c.name for c in est.cues] == ["foot geometry", "quiet standing"]
+    foot, trunk = est.cues
+    eigval, eigvec = np.linalg.eigh(foot.covariance_w())
+    np.testing.assert_allclose(np.degrees(np.sqrt(eigval[1:])), [2.97, 8.83], atol=0.01)
+    assert np.degrees(np.sqrt(np.linalg.eigvalsh(trunk.covariance_w())[-1])) == pytest.approx(7.65, abs=0.01)
+    pinned, loose = eigvec[:, 1], eigvec[:, 2]
+    assert est.normal_w @ loose / (trunk.normal_w @ loose) == pytest.approx(0.57, abs=0.01)
+    assert est.normal_w @ pinned / (trunk.normal_w @ pinned) == pytest.approx(0.13, abs=0.01)
+    alone = estimate_floor(joints, seq.fps, FloorConfig(min_standing_s=float("inf")))
+    assert [c.name for c in alone.cues] == ["foot geometry"]
+    assert np.array_equal(alone.cues[0].normal_w, foot.normal_w)
+    tilted = estimate_floor(joints @ TILT_8X_5Y.T + OFFSET_M, seq.fps)
+    assert [c.name for c in tilted.cues] == ["foot geometry", "quiet standing"]
+    assert _angle_deg(tilted.normal_w, TILT_8X_5Y @ est.normal_w) < 1e-4
