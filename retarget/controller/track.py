@@ -27,8 +27,24 @@ from robots.registry import load_robot_spec
 @cache
 def tracker_model(robot_name: str, physics_dt_s: float) -> mujoco.MjModel:
     """The trainers' PD-actuated G1 plus one world-position sensor per matched point (cached; read-only)."""
+    return _compile(robot_name, physics_dt_s, primitive_contacts=False)
+
+
+@cache
+def planning_model(robot_name: str, physics_dt_s: float, primitive_contacts: bool) -> mujoco.MjModel:
+    """The model the planner's rollouts simulate: the tracker model, optionally with only the primitive
+    collision geoms touching the floor (the link meshes' convex-hull contacts are the costly part of a
+    step; the feet stand on their four sole spheres). Same state layout as :func:`tracker_model`."""
+    return _compile(robot_name, physics_dt_s, primitive_contacts)
+
+
+def _compile(robot_name: str, physics_dt_s: float, primitive_contacts: bool) -> mujoco.MjModel:
     robot = load_robot_spec(robot_name)
     spec = build_pd_spec(robot_name, physics_dt_s)
+    if primitive_contacts:
+        for geom in spec.geoms:
+            if geom.type == mujoco.mjtGeom.mjGEOM_MESH:
+                geom.contype = 0
     for point in robot.matched_points:
         spec.add_sensor(
             name=f"pos_{point.name}",
@@ -76,7 +92,9 @@ class TrackingRun:
     """Control steps where the tracker (re)started from the reference (0 first)."""
     falls: tuple[Fall, ...] = field(default=())
     plans: int = 0
-    """Plans made (each `num_samples` rollouts over the horizon)."""
+    """Plans made."""
+    rollouts: int = 0
+    """Sample rollouts over the horizon, all plans together (what the tracker's time is proportional to)."""
 
     @property
     def num_steps(self) -> int:
@@ -129,7 +147,12 @@ def track_motion(
         joint_torque_nm if cfg.feedforward else None,
         cfg.velocity_feedforward,
     )
-    planner = SamplingPlanner(model, ref, dof_q, dof_v, robot.kp, cfg)
+    plan_model = (
+        model
+        if cfg.plan_step_factor == 1 and not cfg.plan_primitive_contacts
+        else planning_model(robot_name, cfg.physics_dt_s * cfg.plan_step_factor, cfg.plan_primitive_contacts)
+    )
+    planner = SamplingPlanner(plan_model, ref, dof_q, dof_v, robot.kp, cfg)
     num = ref.num_steps
     out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))
     targets = np.zeros((num, robot.num_dof))
@@ -197,4 +220,5 @@ def track_motion(
         segment_starts=tuple(starts),
         falls=tuple(falls),
         plans=plans,
+        rollouts=planner.rollouts,
     )
