@@ -257,6 +257,34 @@ def test_perform_clip_writes_the_motion_and_its_provenance(tmp_path):
     )
 
 
+def test_primitive_contact_planning_is_exact_while_the_feet_stand(squat):
+    from retarget.controller.track import planning_model
+
+    # A squat touches the floor with the sole spheres only: the planner's cheaper model (no mesh-floor tests)
+    # rolls out the same physics, so the tracker makes the same plans and performs the same motion.
+    qpos, fps, torque, _ = squat
+    runs = []
+    for primitive in (False, True):
+        tracker = TrackerConfig(num_samples=8, plan_step_factor=1, plan_primitive_contacts=primitive)
+        runs.append(track_motion(qpos[:30], fps, "g1_23dof", ControllerConfig(tracker=tracker), torque[:30]))
+    np.testing.assert_array_equal(runs[0].qpos, runs[1].qpos)
+    full, cheap = tracker_model("g1_23dof", 0.005), planning_model("g1_23dof", 0.005, True)
+    mesh = full.geom_type == mujoco.mjtGeom.mjGEOM_MESH
+    assert full.geom_contype[mesh].any() and not cheap.geom_contype[mesh].any()
+    assert (cheap.geom_contype[~mesh] == full.geom_contype[~mesh]).all()
+
+
+def test_clean_jump_is_kept(g1):
+    from retarget.controller import perform_result
+
+    # A real side jump (3 s: crouch, take-off, flight, landing) that the static layers keep too.
+    seq = read_amass_npz(smpl_clip("side_jump_level1_filter"))
+    out = perform_result(retarget_sequence(seq), seq)
+    check = out.verdict.check("controller.tracking")
+    assert out.verdict.decision == "keep", out.verdict.reason
+    assert check.figures["falls"] == 0 and check.figures["empjpe_mm"] < 40.0
+
+
 def test_plan_step_factor_must_divide_the_decimation():
     from retarget.errors import ConfigError
 

@@ -21,8 +21,9 @@ class TrackerConfig:
     """Physics step [s] (200 Hz, the trainers' rate)."""
     decimation: int = 4
     """Physics steps per control step (50 Hz control, the trainers' rate)."""
-    num_samples: int = 32
-    """Rollouts per plan, the nominal (zero-noise) plan included."""
+    num_samples: int = 24
+    """Rollouts per plan, the nominal (zero-noise) plan included. 24 with the coarse planning step costs a
+    third of issue 15's 32 at the fine step (docs/controller.md, "Speed", has the curve)."""
     horizon_s: float = 0.8
     """Planning horizon [s]. Balance needs it: with 32 samples the squat clip falls after 1.1 s at 0.3 s,
     the kick_level1 and jump_forward_level1 clips fall after 3 s at 0.6 s, and none falls at 0.8 s."""
@@ -65,11 +66,11 @@ class TrackerConfig:
     """Add Kd·q̇_ref/Kp to the PD targets, so the damping acts on the speed error, not the speed."""
     init_height_offset_m: float = 0.01
     """The root starts this much above the reference, so feet touching the floor do not start in it [m]."""
-    plan_step_factor: int = 4
+    plan_step_factor: int = 2
     """The planning rollouts step the physics this many times coarser (physics_dt_s × factor, decimation /
-    factor steps per control step; 4: one 20 ms step per control step). The executed run always uses
-    physics_dt_s: only the plans' foresight is approximate, never the motion the verdict judges. On the
-    tuning clips 4 is ≈ 3× faster than 1 at the same verdicts (docs/controller.md, "Speed")."""
+    factor steps per control step). The executed run always uses physics_dt_s: only the plans' foresight
+    is approximate, never the motion the verdict judges. 2 (10 ms) halves a rollout's cost at the fine
+    step's tracking on the tuning clips; 4 (20 ms, softer contacts) loses the dynamic clips: more falls."""
     plan_primitive_contacts: bool = True
     """In the planning rollouts, only the primitive collision geoms (the four sole spheres of each foot, the
     shoulder cylinders) touch the floor, not the link meshes, whose floor tests are ≈ 20 % of a step; the
