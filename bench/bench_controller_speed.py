@@ -121,7 +121,16 @@ def compare(ref: dict, row: dict) -> dict:
     }
 
 
-def summarize(names: list[str], rows: dict[tuple[str, str], dict], clips: list[str], label: str) -> None:
+def plan_steps_per_s(row: dict, cfg: TrackerConfig) -> float:
+    """Physics steps the planner's rollouts took per second of motion (the machine-independent cost)."""
+    horizon = max(2, round(cfg.horizon_s / (cfg.physics_dt_s * cfg.decimation)))
+    return row["rollouts"] * horizon * (cfg.decimation // cfg.plan_step_factor) / row["duration_s"]
+
+
+def summarize(
+    settings: dict[str, TrackerConfig], rows: dict[tuple[str, str], dict], clips: list[str], label: str
+) -> None:
+    names = list(settings)
     ref_name = names[0]
     clips = [c for c in clips if all((c, s) in rows for s in names)]
     if not clips:
@@ -129,7 +138,7 @@ def summarize(names: list[str], rows: dict[tuple[str, str], dict], clips: list[s
     motion_s = sum(rows[(c, ref_name)]["duration_s"] for c in clips)
     print(f"\n== {label}: {len(clips)} clips, {motion_s:.0f} s of motion; reference: {ref_name}")
     header = (
-        f"{'setting':>16s} {'CPU s/s med':>11s} {'worst':>6s} {'×faster':>7s} {'same dec':>8s} "
+        f"{'setting':>16s} {'plan steps/s':>12s} {'CPU s/s med':>11s} {'worst':>6s} {'×faster':>7s} {'same dec':>8s} "
         f"{'kept agr':>8s} {'bad agr':>7s} {'tracked':>7s} {'Δtracked':>8s} {'falls':>5s} {'Em mm':>6s} {'ΔEm':>6s}"
     )
     print(header)
@@ -137,8 +146,10 @@ def summarize(names: list[str], rows: dict[tuple[str, str], dict], clips: list[s
         got = [rows[(c, s)] for c in clips]
         cmp = [compare(rows[(c, ref_name)], rows[(c, s)]) for c in clips]
         speed = np.array([r["cpu_s_per_s"] for r in got])
+        steps = np.median([plan_steps_per_s(r, settings[s]) for r in got])
         print(
-            f"{s:>16s} {np.median(speed):11.2f} {speed.max():6.2f} {np.median([x['speed_ratio'] for x in cmp]):7.2f} "
+            f"{s:>16s} {steps:12.0f} {np.median(speed):11.2f} {speed.max():6.2f} "
+            f"{np.median([x['speed_ratio'] for x in cmp]):7.2f} "
             f"{sum(x['same_decision'] for x in cmp):4d}/{len(clips):<3d} "
             f"{np.mean([x['kept_agreement'] for x in cmp]):8.3f} {np.mean([x['bad_agreement'] for x in cmp]):7.3f} "
             f"{np.mean([r['tracked_fraction'] for r in got]):7.3f} {np.mean([x['d_tracked'] for x in cmp]):+8.3f} "
@@ -198,9 +209,9 @@ def main() -> None:
     done = [c for c in clips if all((c, s) in rows for s in names)]
     if args.clips in ("all", "test", "tuning"):
         for split in ("test", "tuning", "all") if args.clips == "all" else (args.clips,):
-            summarize(names, rows, [c for c in done if c in SPLITS[split]], split)
+            summarize(settings, rows, [c for c in done if c in SPLITS[split]], split)
     else:
-        summarize(names, rows, done, "clips")
+        summarize(settings, rows, done, "clips")
 
 
 if __name__ == "__main__":

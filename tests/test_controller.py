@@ -285,6 +285,19 @@ def test_clean_jump_is_kept(g1):
     assert check.figures["falls"] == 0 and check.figures["empjpe_mm"] < 40.0
 
 
+def test_adaptive_sampling_rolls_out_fewer_samples_while_the_cost_is_low(squat):
+    qpos, fps, torque, _ = squat
+    counts = {}
+    for threshold in (0.0, 1e9):  # never low / always low after the first plan
+        tracker = TrackerConfig(num_samples=8, min_samples=3, adaptive_cost=threshold)
+        run = track_motion(qpos[:15], fps, "g1_23dof", ControllerConfig(tracker=tracker), torque[:15])
+        counts[threshold] = (run.plans, run.rollouts)
+    plans, rollouts = counts[0.0]
+    assert plans > 3 and rollouts == 8 * plans
+    plans, rollouts = counts[1e9]
+    assert rollouts == 8 + 3 * (plans - 1)  # the first plan has no previous cost: all samples
+
+
 def test_plan_step_factor_must_divide_the_decimation():
     from retarget.errors import ConfigError
 
