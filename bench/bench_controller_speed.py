@@ -52,6 +52,7 @@ ISSUE15 = TrackerConfig(
 SETTINGS: dict[str, TrackerConfig] = {
     "issue15": ISSUE15,
     "default": TrackerConfig(),
+    "issue15_primitive_contacts": replace(ISSUE15, plan_primitive_contacts=True),
 }
 
 
