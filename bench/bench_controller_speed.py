@@ -166,12 +166,35 @@ def summarize(
         )
 
 
+def markdown_table(names: list[str], rows: dict[tuple[str, str], dict], clips: list[str]) -> None:
+    """Per clip: CPU s/s, decision with kept ranges, tracked fraction, falls and Empjpe of every setting."""
+    print(
+        "\n| clip | split | s | "
+        + " | ".join(f"{s}: CPU s/s · decision (kept) · tracked · falls · Empjpe" for s in names)
+        + " |"
+    )
+    print("|---|---|---|" + "---|" * len(names))
+    for clip in clips:
+        cells = []
+        for s in names:
+            r = rows[(clip, s)]
+            kept = " ".join(f"{a}–{b}" for a, b in r["kept_ranges"])
+            cells.append(
+                f"{r['cpu_s_per_s']:.2f} · {r['decision']} ({kept}) · {r['tracked_fraction']:.2f} · {r['falls']} · "
+                f"{r['empjpe_mm']:.0f} mm"
+            )
+        split = "test" if clip in SPLITS["test"] else "tuning"
+        duration_s = rows[(clip, names[0])]["duration_s"]
+        print(f"| {clip[6:-6]} | {split} | {duration_s:.1f} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clips", default="tuning")
     parser.add_argument("--settings", default="issue15,default")
     parser.add_argument("--json-dir", type=Path, default=None)
     parser.add_argument("--budget-s", type=float, default=0.0, help="stop starting clips after this wall time [s]")
+    parser.add_argument("--markdown", action="store_true", help="also print the per-clip table in Markdown")
     args = parser.parse_args()
     settings = dict(_parse_setting(s) for s in args.settings.split(","))
     names = list(settings)
@@ -208,6 +231,8 @@ def main() -> None:
         )
         print(f"{clip[6:-6]:34s} {line}", flush=True)
     done = [c for c in clips if all((c, s) in rows for s in names)]
+    if args.markdown:
+        markdown_table(names, rows, done)
     if args.clips in ("all", "test", "tuning"):
         for split in ("test", "tuning", "all") if args.clips == "all" else (args.clips,):
             summarize(settings, rows, [c for c in done if c in SPLITS[split]], split)
