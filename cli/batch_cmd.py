@@ -93,7 +93,10 @@ MAX_TABLE_ROWS = 60  # per-clip table for small batches; large ones: `asap-retar
 
 def _clip_table(records) -> Table:
     """Per-clip figures: frames, rate, time, matched-point distance, and any stage verdicts."""
+    from retarget.controller.figures import CELL_HEADER, controller_cell, metrics_figures
+
     show_verdicts = any(r.verdicts for r in records)
+    show_controller = any(metrics_figures(r.metrics) for r in records)
     table = Table()
     table.add_column("clip", max_width=34, overflow="ellipsis", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -101,11 +104,15 @@ def _clip_table(records) -> Table:
         table.add_column(escape(col), justify="right", no_wrap=True)  # "[s]" is a unit, not rich markup
     if show_verdicts:
         table.add_column("verdicts", overflow="fold")
+    if show_controller:
+        table.add_column(CELL_HEADER, no_wrap=True)
     for r in records:
         err = r.metrics.get("mean_match_error_mm") if r.ok else None
         row = [r.clip, r.status, str(r.frames), f"{r.fps:g}", f"{r.seconds:.2f}", "-" if err is None else f"{err:.1f}"]
         if show_verdicts:
             row.append("; ".join(r.verdicts.values()))
+        if show_controller:
+            row.append(controller_cell(metrics_figures(r.metrics)))
         table.add_row(*row)
     return table
 

@@ -84,15 +84,21 @@ def filter_(
     doc = {"config": config.to_dict(), "verdicts": [v.to_dict() for v in verdicts], "errors": errors}
     if json_out is not None and emit_json(json_out, doc):
         sys.exit(1 if errors else 0)
+    from retarget.controller.figures import CELL_HEADER, controller_cell, controller_figures
+
     table = Table(title=f"physics filter: {len(verdicts)} clip(s) from {source}")
-    for col in ("clip", "verdict", "kept", "first failing check", "figure", "limit", "replay"):
+    controller = [controller_figures(v) for v in verdicts]
+    columns = ["clip", "verdict", "kept", "first failing check", "figure", "limit", "replay"]
+    if any(controller):
+        columns.append(CELL_HEADER)
+    for col in columns:
         table.add_column(col, justify="right" if col in ("kept", "figure", "limit") else "left")
-    for v in verdicts:
+    for v, figures in zip(verdicts, controller):
         first = v.check(v.first_failure) if v.first_failure else None
         ranges = v.replay.get("ranges", [])
         fell = [r["fail_time_s"] for r in ranges if r["failed"]]
         rep = "-" if not ranges else (f"fell at {fell[0]} s" if fell else "follows")
-        table.add_row(
+        row = [
             v.clip,
             v.decision,
             f"{v.kept_frames}/{v.num_frames}",
@@ -100,7 +106,10 @@ def filter_(
             f"{first.worst:.3g} {first.unit}" if first else "-",
             f"{first.threshold:.3g}" if first else "-",
             rep,
-        )
+        ]
+        if any(controller):
+            row.append(controller_cell(figures))
+        table.add_row(*row)
     console.print(table)
     for v in verdicts:
         if v.decision != "keep" or v.repairs:

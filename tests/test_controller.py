@@ -130,7 +130,9 @@ def test_performed_motion_replays_from_its_own_targets(clean, squat, g1):
 def test_unstable_simulation_ends_the_range_with_a_reason(squat):
     qpos, fps, torque, _ = squat
     # A 50 ms physics step makes the stiff PD joints explode: MuJoCo detects it and resets the state.
-    unstable = ControllerConfig(tracker=TrackerConfig(physics_dt_s=0.05, decimation=1, num_samples=4, horizon_s=0.2))
+    unstable = ControllerConfig(
+        tracker=TrackerConfig(physics_dt_s=0.05, decimation=1, plan_step_factor=1, num_samples=4, horizon_s=0.2)
+    )
     run, check = _track(qpos[:30], fps, torque[:30], unstable)
     assert isinstance(run, TrackingRun) and run.falls
     assert any("unstable" in f.reason or "diverged" in f.reason or "distance" in f.reason for f in run.falls)
@@ -204,6 +206,23 @@ def test_batch_stage_controller_writes_the_performed_motion_beside_and_in_place(
         beside / "csv" / "short_squat_performed.csv", options=FormatOptions(quat_order="xyzw", csv_fps=30.0)
     )  # Unitree layout, as written
     np.testing.assert_allclose(csv_performed.motion.root_pos_w, performed["root_trans_offset"], atol=1e-4)
+    # The controller's figures: a column of the batch's table and of `report`, per clip, from the manifest.
+    from rich.console import Console
+
+    from cli.batch_cmd import _clip_table
+    from retarget.batch.record import ClipRecord
+    from retarget.viz.report import ReportConfig, build_report
+
+    figures = row["metrics"]
+    assert figures["controller.tracked_fraction"] == 1.0 and 0.0 < figures["controller.empjpe_mm"] < 40.0
+    console = Console(record=True, width=250)
+    console.print(_clip_table([ClipRecord.from_json_dict(row)]))
+    assert f"100 % · {figures['controller.empjpe_mm']:.0f} mm · 0 falls" in console.export_text()
+    page = build_report(beside, ReportConfig(preview_frames=0, plots=False)).html.read_text()
+    clip_row = page[page.index('<tr class="v-ok" data-clip="short_squat"') :].split("</tr>")[0]
+    for name in ("tracked_fraction", "empjpe_mm", "falls"):
+        assert f"controller.{name.replace('_', '_<wbr>')}" in page
+        assert f'data-v="{figures["controller." + name]!r}"' in clip_row
     replaced = read_motion_library(in_place / "motion_library.pkl")
     assert list(replaced) == ["short_squat"]
     np.testing.assert_allclose(replaced["short_squat"]["dof"], performed["dof"], atol=1e-6)
@@ -238,3 +257,84 @@ def test_perform_clip_writes_the_motion_and_its_provenance(tmp_path):
     np.testing.assert_allclose(
         np.abs(np.sum(loaded.motion.root_quat_w * out.motion.root_quat_w, axis=1)), 1.0, atol=1e-6
     )
+
+
+def test_primitive_contact_planning_is_exact_while_the_feet_stand(squat):
+    from retarget.controller.track import planning_model
+
+    # A squat touches the floor with the sole spheres only: the planner's cheaper model (no mesh-floor tests)
+    # rolls out the same physics, so the tracker makes the same plans and performs the same motion.
+    qpos, fps, torque, _ = squat
+    runs = []
+    for primitive in (False, True):
+        tracker = TrackerConfig(num_samples=8, plan_step_factor=1, plan_primitive_contacts=primitive)
+        runs.append(track_motion(qpos[:30], fps, "g1_23dof", ControllerConfig(tracker=tracker), torque[:30]))
+    np.testing.assert_array_equal(runs[0].qpos, runs[1].qpos)
+    full, cheap = tracker_model("g1_23dof", 0.005), planning_model("g1_23dof", 0.005, True)
+    mesh = full.geom_type == mujoco.mjtGeom.mjGEOM_MESH
+    assert full.geom_contype[mesh].any() and not cheap.geom_contype[mesh].any()
+    assert (cheap.geom_contype[~mesh] == full.geom_contype[~mesh]).all()
+
+
+def test_clean_jump_is_kept(g1):
+    from retarget.controller import perform_result
+
+    # A real side jump (3 s: crouch, take-off, flight, landing) that the static layers keep too.
+    seq = read_amass_npz(smpl_clip("side_jump_level1_filter"))
+    out = perform_result(retarget_sequence(seq), seq)
+    check = out.verdict.check("controller.tracking")
+    assert out.verdict.decision == "keep", out.verdict.reason
+    assert check.figures["falls"] == 0 and check.figures["empjpe_mm"] < 40.0
+
+
+def test_adaptive_sampling_rolls_out_fewer_samples_while_the_cost_is_low(squat):
+    qpos, fps, torque, _ = squat
+    counts = {}
+    for threshold in (0.0, 1e9):  # never low / always low after the first plan
+        tracker = TrackerConfig(num_samples=8, min_samples=3, adaptive_cost=threshold)
+        run = track_motion(qpos[:15], fps, "g1_23dof", ControllerConfig(tracker=tracker), torque[:15])
+        counts[threshold] = (run.plans, run.rollouts)
+    plans, rollouts = counts[0.0]
+    assert plans > 3 and rollouts == 8 * plans
+    plans, rollouts = counts[1e9]
+    assert rollouts == 8 + 3 * (plans - 1)  # the first plan has no previous cost: all samples
+
+
+def test_plan_step_factor_must_divide_the_decimation():
+    from retarget.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="must divide decimation 4"):
+        TrackerConfig(plan_step_factor=3)
+
+
+def test_filter_table_has_the_controller_column(tmp_path):
+    import json
+
+    from cli.main import main
+
+    with np.load(smpl_clip("squat_level1_filter")) as npz:
+        data = {k: npz[k] for k in npz.files}
+    data["poses"], data["trans"] = data["poses"][:36], data["trans"][:36]  # 1.2 s
+    np.savez(tmp_path / "short_squat.npz", **data)
+    args = ["filter", str(tmp_path / "short_squat.npz"), "--layers", "kinematic,controller"]
+    out = CliRunner().invoke(main, [*args, "--json", str(tmp_path / "v.json")])
+    assert out.exit_code == 0, out.output
+    check = json.loads((tmp_path / "v.json").read_text())["verdicts"][0]["controller"]["check"]
+    empjpe_mm = check["figures"]["empjpe_mm"]
+    assert check["figures"]["tracked_fraction"] == 1.0 and 0.0 < empjpe_mm < 40.0
+    table = CliRunner().invoke(main, args, env={"COLUMNS": "250"})  # one line per row
+    assert table.exit_code == 0, table.output
+    assert "tracked · Empjpe · falls" in table.output
+    assert f"100 % · {empjpe_mm:.0f} mm · 0 falls" in table.output
+    # Without the controller layer there is no such column.
+    plain = CliRunner().invoke(main, ["filter", str(tmp_path / "short_squat.npz"), "--layers", "kinematic"])
+    assert plain.exit_code == 0 and "Empjpe" not in plain.output
+
+
+def test_controller_cell_reads_the_figures():
+    from retarget.controller.figures import controller_cell, metrics_figures
+
+    assert controller_cell({"tracked_fraction": 0.954, "empjpe_mm": 27.4, "falls": 1.0}) == "95 % · 27 mm · 1 fall"
+    assert controller_cell({"tracked_fraction": 0.0, "empjpe_mm": float("nan"), "falls": 2}) == "0 % · - · 2 falls"
+    assert controller_cell(None) == "-"
+    assert metrics_figures({"controller.falls": 0.0}) is None  # a partial set is not a controller verdict

@@ -45,12 +45,14 @@ def eval_stage(result: RetargetResult, seq: SmplSequence, config: RetargetConfig
 def filter_stage(result: RetargetResult, seq: SmplSequence, config: RetargetConfig) -> StageResult:
     """Physics filter verdict (keep / trim / reject). A trimmed clip is written as its longest kept
     range; a rejected one is still written, with the verdict in the manifest so it can be left out."""
+    from retarget.controller.figures import controller_metrics
     from retarget.filter import filter_result
 
     verdict = filter_result(result, seq, robot_name=config.robot)
     metrics = {
         "filter.kept_frames": float(verdict.kept_frames),
         "filter.kept_fraction": verdict.kept_frames / max(verdict.num_frames, 1),
+        **controller_metrics(verdict),  # when the filter's layers include the controller
     }
     label = verdict.decision if verdict.first_failure is None else f"{verdict.decision}: {verdict.first_failure}"
     motion = None
@@ -69,17 +71,14 @@ def filter_stage(result: RetargetResult, seq: SmplSequence, config: RetargetConf
 
 def _controller(result: RetargetResult, seq: SmplSequence, config: RetargetConfig, beside: bool) -> StageResult:
     from retarget.controller import PERFORMED_SUFFIX, perform_result
+    from retarget.controller.figures import controller_metrics
 
     out = perform_result(result, seq, robot_name=config.robot)
     verdict = out.verdict
-    check = verdict.check("controller.tracking")
     metrics = {
         "controller.kept_frames": float(verdict.kept_frames),
         "controller.kept_fraction": verdict.kept_frames / max(verdict.num_frames, 1),
-        "controller.tracked_fraction": float(check.figures["tracked_fraction"]),
-        "controller.falls": float(check.figures["falls"]),
-        "controller.eg_mpjpe_mm": float(check.figures["eg_mpjpe_mm"]),
-        "controller.empjpe_mm": float(check.figures["empjpe_mm"]),
+        **controller_metrics(verdict),
         "controller.seconds": float(verdict.seconds_per_layer.get("controller", 0.0)),
     }
     label = verdict.decision if verdict.first_failure is None else f"{verdict.decision}: {verdict.first_failure}"

@@ -1,13 +1,16 @@
 """Settings of the sampling-MPC tracker and of the verdict it gives, as frozen configs.
 
-The speed/quality knob is (`num_samples`, `horizon_s`, `replan_steps`): physics steps per second
-of motion = control_hz / replan_steps × num_samples × horizon_s × physics_hz.
+The speed/quality knob is (`num_samples`, `plan_step_factor`, `horizon_s`, `replan_steps`): planning
+physics steps per second of motion = control_hz / replan_steps × num_samples × horizon_s × physics_hz /
+plan_step_factor (docs/controller.md, "Speed", has the measured curve).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+
+from retarget.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -18,8 +21,9 @@ class TrackerConfig:
     """Physics step [s] (200 Hz, the trainers' rate)."""
     decimation: int = 4
     """Physics steps per control step (50 Hz control, the trainers' rate)."""
-    num_samples: int = 32
-    """Rollouts per plan, the nominal (zero-noise) plan included."""
+    num_samples: int = 24
+    """Rollouts per plan, the nominal (zero-noise) plan included. 24 with the coarse planning step costs a
+    third of issue 15's 32 at the fine step (docs/controller.md, "Speed", has the curve)."""
     horizon_s: float = 0.8
     """Planning horizon [s]. Balance needs it: with 32 samples the squat clip falls after 1.1 s at 0.3 s,
     the kick_level1 and jump_forward_level1 clips fall after 3 s at 0.6 s, and none falls at 0.8 s."""
@@ -62,10 +66,32 @@ class TrackerConfig:
     """Add Kd·q̇_ref/Kp to the PD targets, so the damping acts on the speed error, not the speed."""
     init_height_offset_m: float = 0.01
     """The root starts this much above the reference, so feet touching the floor do not start in it [m]."""
+    plan_step_factor: int = 2
+    """The planning rollouts step the physics this many times coarser (physics_dt_s × factor, decimation /
+    factor steps per control step). The executed run always uses physics_dt_s: only the plans' foresight
+    is approximate, never the motion the verdict judges. 2 (10 ms) halves a rollout's cost at the fine
+    step's tracking on the tuning clips; 4 (20 ms, softer contacts) loses the dynamic clips: more falls."""
+    plan_primitive_contacts: bool = True
+    """In the planning rollouts, only the primitive collision geoms (the four sole spheres of each foot, the
+    shoulder cylinders) touch the floor, not the link meshes, whose floor tests are ≈ 20 % of a step; the
+    executed run keeps every contact. While the feet stand on their spheres the rollouts are the same."""
+    min_samples: int = 0
+    """Adaptive sampling: when > 0, a plan whose previous plan's best cost was below `adaptive_cost` rolls
+    out only this many samples; `num_samples` are used where the cost rises (0: always `num_samples`)."""
+    adaptive_cost: float = 1.0
+    """Best-sample cost under which the next plan uses `min_samples` (the cost's units: 1 ≈ the matched
+    bodies 0.1 m off on average)."""
     num_threads: int = 1
     """Threads of `mujoco.rollout` (0: every core)."""
     seed: int = 0
     """Seed of the sampling noise (same seed, same performed motion)."""
+
+    def __post_init__(self) -> None:
+        if self.plan_step_factor < 1 or self.decimation % self.plan_step_factor:
+            raise ConfigError(
+                f"plan_step_factor {self.plan_step_factor} must divide decimation {self.decimation} "
+                "(the planning rollouts take whole coarse steps per control step)"
+            )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -42,7 +42,12 @@ class SamplingPlanner:
         self.state_spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
         self.datas = [mujoco.MjData(model) for _ in range(max(cfg.num_threads, 1))]
         self.pool = rollout.Rollout(nthread=cfg.num_threads if cfg.num_threads != 1 else 0)
+        self.plan_decimation = cfg.decimation // cfg.plan_step_factor
+        """Physics steps of the planning model per control step."""
         self.last_costs = np.zeros(cfg.num_samples)
+        self.last_best_cost = np.inf
+        self.rollouts = 0
+        """Samples rolled out so far (the tracker's cost is proportional to it)."""
 
     def close(self) -> None:
         self.pool.close()
@@ -63,6 +68,15 @@ class SamplingPlanner:
 
     def reset(self) -> None:
         self.nominal[:] = 0.0
+        self.last_best_cost = np.inf
+
+    def num_samples(self) -> int:
+        """Samples of the next plan: `min_samples` while the last plan's best cost stayed under
+        `adaptive_cost` (the warm-started nominal is tracking; little to search), else `num_samples`."""
+        cfg = self.cfg
+        if 0 < cfg.min_samples < cfg.num_samples and self.last_best_cost < cfg.adaptive_cost:
+            return cfg.min_samples
+        return cfg.num_samples
 
     def _ref_window(self, k0: int) -> np.ndarray:
         """Reference step indices k0+1 … k0+H (clamped to the last one)."""
@@ -77,17 +91,18 @@ class SamplingPlanner:
         """Improve the nominal plan from the full physics `state` at control step `k0`; returns the (H, D)
         PD targets of the new nominal."""
         cfg = self.cfg
-        noise = self.rng.standard_normal((cfg.num_samples,) + self.nominal.shape) * self.sigma_rad
+        num = self.num_samples()
+        noise = self.rng.standard_normal((num,) + self.nominal.shape) * self.sigma_rad
         noise[0] = 0.0  # the nominal itself is always a candidate
         knots = np.clip(self.nominal + noise, -self.limit_rad, self.limit_rad)
         residual = self.residuals(knots)
-        ctrl = np.repeat(self.targets(k0, residual), cfg.decimation, axis=1)
-        states, sensors = self.pool.rollout(
-            self.model, self.datas, np.tile(state, (cfg.num_samples, 1)), ctrl, skip_checks=False
-        )
-        sub = slice(cfg.decimation - 1, None, cfg.decimation)
+        ctrl = np.repeat(self.targets(k0, residual), self.plan_decimation, axis=1)
+        states, sensors = self.pool.rollout(self.model, self.datas, np.tile(state, (num, 1)), ctrl, skip_checks=False)
+        self.rollouts += num
+        sub = slice(self.plan_decimation - 1, None, self.plan_decimation)
         costs = self.cost(states[:, sub], sensors[:, sub], residual, k0)
         self.last_costs = costs
+        self.last_best_cost = float(np.min(costs))
         finite = np.isfinite(costs)
         if not finite.any():
             return self.targets(k0, self.residuals(self.nominal))

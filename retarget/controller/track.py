@@ -1,11 +1,12 @@
 """Track a robot motion with the sampling MPC in the trainers' MuJoCo G1 and record what it performed.
 
-The loop plans every `replan_steps` control steps from the simulated state, executes the plan's
-first steps in a separate MjData (the "real" run of the simulator), and measures after every control
-step the mean distance of all bodies to the reference (ASAP's success measure). When that exceeds
-the fall distance, or the simulation blows up (NaN, MuJoCo's instability reset), the tracked segment
-ends with a reason and the tracker restarts from the reference there, so one bad stretch costs its
-own frames, never the clip or the batch.
+The loop plans every `replan_steps` control steps from the simulated state (the plan's rollouts may
+simulate a cheaper :func:`planning_model`: coarser step, primitive floor contacts), executes the plan's
+first steps in the trainers' model in a separate MjData (the "real" run of the simulator, what the
+verdict judges), and measures after every control step the mean distance of all bodies to the
+reference (ASAP's success measure). When that exceeds the fall distance, or the simulation blows up
+(NaN, MuJoCo's instability reset), the tracked segment ends with a reason and the tracker restarts
+from the reference there, so one bad stretch costs its own frames, never the clip or the batch.
 """
 
 from __future__ import annotations
@@ -27,8 +28,25 @@ from robots.registry import load_robot_spec
 @cache
 def tracker_model(robot_name: str, physics_dt_s: float) -> mujoco.MjModel:
     """The trainers' PD-actuated G1 plus one world-position sensor per matched point (cached; read-only)."""
+    return _compile(robot_name, physics_dt_s, primitive_contacts=False)
+
+
+@cache
+def planning_model(robot_name: str, physics_dt_s: float, primitive_contacts: bool) -> mujoco.MjModel:
+    """The model the planner's rollouts simulate: the tracker model, optionally with only the primitive
+    collision geoms touching the floor: the feet stand on their four sole spheres, and the link meshes'
+    floor tests cost ≈ 12 % of the tracker's time (docs/controller.md, "Speed"). Same state layout as
+    :func:`tracker_model`, so the executed run's state starts its rollouts."""
+    return _compile(robot_name, physics_dt_s, primitive_contacts)
+
+
+def _compile(robot_name: str, physics_dt_s: float, primitive_contacts: bool) -> mujoco.MjModel:
     robot = load_robot_spec(robot_name)
     spec = build_pd_spec(robot_name, physics_dt_s)
+    if primitive_contacts:
+        for geom in spec.geoms:
+            if geom.type == mujoco.mjtGeom.mjGEOM_MESH:
+                geom.contype = 0
     for point in robot.matched_points:
         spec.add_sensor(
             name=f"pos_{point.name}",
@@ -76,7 +94,9 @@ class TrackingRun:
     """Control steps where the tracker (re)started from the reference (0 first)."""
     falls: tuple[Fall, ...] = field(default=())
     plans: int = 0
-    """Plans made (each `num_samples` rollouts over the horizon)."""
+    """Plans made."""
+    rollouts: int = 0
+    """Sample rollouts over the horizon, all plans together (what the tracker's time is proportional to)."""
 
     @property
     def num_steps(self) -> int:
@@ -129,7 +149,12 @@ def track_motion(
         joint_torque_nm if cfg.feedforward else None,
         cfg.velocity_feedforward,
     )
-    planner = SamplingPlanner(model, ref, dof_q, dof_v, robot.kp, cfg)
+    plan_model = (
+        model
+        if cfg.plan_step_factor == 1 and not cfg.plan_primitive_contacts
+        else planning_model(robot_name, cfg.physics_dt_s * cfg.plan_step_factor, cfg.plan_primitive_contacts)
+    )
+    planner = SamplingPlanner(plan_model, ref, dof_q, dof_v, robot.kp, cfg)
     num = ref.num_steps
     out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))
     targets = np.zeros((num, robot.num_dof))
@@ -197,4 +222,5 @@ def track_motion(
         segment_starts=tuple(starts),
         falls=tuple(falls),
         plans=plans,
+        rollouts=planner.rollouts,
     )

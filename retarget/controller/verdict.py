@@ -86,6 +86,7 @@ def controller_check(run: TrackingRun, num_frames: int, fps: float, config: Cont
         "fall_reasons": "; ".join(f.reason for f in run.falls),
         "tracked_fraction": float(1.0 - bad.mean()) if num_frames else 0.0,
         "plans": run.plans,
+        "rollouts": run.rollouts,
         **errors,
     }
     return CheckResult(CHECK_NAME, LAYER, bad, worst, config.quality_distance_m, "m", reason, figures)

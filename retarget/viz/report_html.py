@@ -89,14 +89,15 @@ def badness_key(entry: ClipEntry, metric: str | None) -> tuple:
 
 
 def metric_columns(entries: list[ClipEntry], first: str | None = None) -> list[str]:
-    """Scalar fields with a value in some row: `first`, then metrics.*, verdicts.*, the rest."""
+    """Scalar fields with a value in some row: `first`, then the controller's figures (what a training job
+    asks first: does the simulated G1 perform it), the other metrics.*, verdicts.*, the rest."""
     seen: dict[str, None] = {}
     for entry in entries:
         for key, value in entry.row.items():
             if key in _SPECIAL or not isinstance(value, (int, float, str, bool)) or value == "":
                 continue
             seen.setdefault(key, None)
-    group = {"metrics.": 1, "verdicts.": 2}
+    group = {"metrics.controller.": 0, "metrics.": 1, "verdicts.": 2}
     order = sorted(seen, key=lambda k: (k != first, next((g for p, g in group.items() if k.startswith(p)), 3)))
     return order
 
