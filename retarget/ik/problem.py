@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.contact_targets import foot_targets, sagittal_lean_rad, stance_phases, tilt_within_ankle_range
+from retarget.contact_targets import (
+    foot_targets,
+    heel_raise_pitch_rad,
+    sagittal_lean_rad,
+    stance_phases,
+    tilt_within_ankle_range,
+)
 from retarget.ik.sequence import PointLayout, SequenceIkConfig, SequenceTargets
 from retarget.tree_kinematics import TreeKinematics
 from robots.registry import RobotSpec
@@ -264,19 +270,36 @@ def build_sequence_problem(
     ankle_height_flat = ankle_height_flat_m(robot)
     ankle_joints = [robot.matched_points[i].smpl_joint for i in ankle_idx]
     feet = foot_targets(
-        human_targets_w[:, ankle_joints], frame_targets_rot_w[:, foot_frame_idx], stance, ankle_height_flat
+        human_targets_w[:, ankle_joints],
+        frame_targets_rot_w[:, foot_frame_idx],
+        stance,
+        ankle_height_flat,
+        toe_w=human_targets_w[:, [10, 11]] if config.floor_from_toe else None,
+        floor_percentile=config.floor_phase_percentile,
+        floor_per_phase=config.floor_per_phase,
     )
     if config.ankle_pitch_margin_rad is not None:
         knee_idx = [names.index("left_knee"), names.index("right_knee")]
         knee_joints = [robot.matched_points[i].smpl_joint for i in knee_idx]
         pitch = [robot.joint_names.index(f"{side}_ankle_pitch_joint") for side in ("left", "right")]
         margin = config.ankle_pitch_margin_rad
+        soles = soles_about_ankle_b(robot)[0]
+        heel = None
+        if config.heel_raise_threshold_m is not None:
+            heel = heel_raise_pitch_rad(
+                human_targets_w[:, ankle_joints],
+                human_targets_w[:, [10, 11]],
+                stance,
+                float(soles[:, 0].max()),
+                config.heel_raise_threshold_m,
+            )
         feet = tilt_within_ankle_range(
             feet,
             human_targets_w[:, knee_joints] - human_targets_w[:, ankle_joints],
             _rest_shank_lean_rad(robot, knee_idx[0], ankle_idx[0]),
             (float(robot.lower_rad[pitch[0]]) + margin, float(robot.upper_rad[pitch[0]]) - margin),
-            soles_about_ankle_b(robot)[0],
+            soles,
+            heel,
         )
     shifted = (
         human_targets_w
