@@ -58,6 +58,7 @@ BIAS_PARTS: dict[str, str] = {
     "floor": "(b) our floor (per stance phase) vs the clip's 2nd percentile",
     "ik": "(c) robot pelvis vs its own target",
 }
+REACH_ROW = "beyond reach: target above the straight-leg, flat-foot pelvis, human-stance frames"
 
 
 def pelvis_bias_parts_m(
@@ -67,6 +68,8 @@ def pelvis_bias_parts_m(
     human_joints_w: np.ndarray,
     root_scale: float,
     ankle_height_flat: float,
+    straight_pelvis_m: float,
+    stance: np.ndarray,
 ) -> dict[str, float]:
     """Ours' mean signed pelvis-height error (robot − the evaluator's target) [m] as the sum of four parts.
 
@@ -82,6 +85,13 @@ def pelvis_bias_parts_m(
         shift_m: (T,) the floor shift applied to them.
         human_joints_w: (T, 24, 3) the unscaled human (the evaluator's reference).
         root_scale, ankle_height_flat: the pipeline's pelvis-path scale and flat-foot ankle-point height [m].
+        straight_pelvis_m: the robot's pelvis height standing at q = 0 on flat feet [m].
+        stance: (T, 2) the human's stance.
+
+    Beside the parts, ``reach`` [m]: the mean over frames with a human foot down of how far the evaluator's
+    target stands above ``straight_pelvis_m`` -- error that a robot whose stance feet stay flat on the floor cannot
+    avoid (where the human stands on the ball of the foot, or the reconstruction floats a planted foot above the
+    clip's floor); not part of the sum.
     """
     z_h = human_joints_w[:, 0, 2]
     g_h = float(np.percentile(np.minimum(human_joints_w[:, 7, 2], human_joints_w[:, 8, 2]), ANKLE_FLOOR_PERCENTILE))
@@ -95,6 +105,7 @@ def pelvis_bias_parts_m(
         "offset": float((clip_floor - evaluator - scale).mean()),
         "floor": float((ours - clip_floor).mean()),
         "ik": float((robot_pelvis_z_m - ours).mean()),
+        "reach": float(np.maximum(evaluator - straight_pelvis_m, 0.0)[stance.any(axis=1)].mean()),
     }
 
 
@@ -117,13 +128,16 @@ def score_clip(stem: str, config: RetargetConfig | None = None) -> tuple[dict[st
         out[method] = score_indep(stem, replay, human)
         if method == "ours":
             n = motion.num_frames
+            rest = rest_matched_points(robot)
             parts = pelvis_bias_parts_m(
                 replay.body("pelvis")[:, 2],
                 motion.human_joints_w,
                 result.vertical_shift_m[:n],
                 human.joints_w,
-                limb_scales_from_rest(neutral_skeleton(), rest_matched_points(robot)).root_scale,
+                limb_scales_from_rest(neutral_skeleton(), rest).root_scale,
                 ankle_height_flat_m(robot),
+                ankle_height_flat_m(robot) + float(rest[0][2] - rest[7][2]),
+                human.stance,
             )
     return out, parts
 
@@ -137,8 +151,10 @@ def bias_table(title: str, parts: dict[str, dict[str, float]]) -> Table:
     for key, label in BIAS_PARTS.items():
         v = np.array([p[key] for p in parts.values()]) * 100
         out.add_row(label, f"{v.mean():+.2f}", f"{int((v < 0).sum())}/{len(v)}")
-    total = np.array([sum(p.values()) for p in parts.values()]) * 100
+    total = np.array([sum(p[k] for k in BIAS_PARTS) for p in parts.values()]) * 100
     out.add_row("sum (= the signed row)", f"{total.mean():+.2f}", f"{int((total < 0).sum())}/{len(total)}")
+    reach = np.array([p["reach"] for p in parts.values()]) * 100
+    out.add_row(REACH_ROW, f"{reach.mean():.2f}", "")
     return out
 
 
