@@ -180,6 +180,26 @@ def test_phase_floor_from_the_toe_where_the_heel_is_raised():
     np.testing.assert_allclose(clip.vertical_shift_m, 0.035 - 0.10)  # median of all stance ankles, 2/3 flat
 
 
+def test_stance_shank_weight_only_where_the_planted_shank_stands_up():
+    """The stance-shank weight applies in the frames a foot is planted and its human shank is within 45° of
+    vertical; a lying shank (kneeling) and a swinging one keep their weights."""
+    from dataclasses import replace
+
+    from retarget.ik.problem import LIMB_SEGMENTS, _segment_weights_per_frame
+    from retarget.ik.sequence import SequenceIkConfig
+
+    config = replace(SequenceIkConfig(), stance_shank_segment_weight=4.0)
+    stance = np.array([[True, False], [True, False], [False, False]])
+    vec = np.zeros((3, len(LIMB_SEGMENTS), 3))
+    vec[:, :, 2] = -0.3
+    left = LIMB_SEGMENTS.index(("left_knee", "left_ankle"))
+    vec[1, left] = [0.3, 0.0, -0.2]  # 56° from vertical
+    weights = _segment_weights_per_frame(config, stance, vec)
+    assert weights[:, left].tolist() == [4.0, config.leg_segment_weight, config.swing_shank_segment_weight]
+    right = LIMB_SEGMENTS.index(("right_knee", "right_ankle"))
+    assert (weights[:, right] == config.swing_shank_segment_weight).all()
+
+
 def test_heel_raise_pitch_lifts_the_ankle_about_the_toe():
     """Ankle 3 cm above its flat-foot height, toe reach 0.1 m, threshold 1 cm: pitch asin(0.02 / 0.1); a raise
     under the threshold and a swing frame stay flat."""

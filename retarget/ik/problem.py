@@ -54,7 +54,9 @@ def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
     )
 
 
-def _segment_weights_per_frame(config: SequenceIkConfig, stance: np.ndarray) -> np.ndarray:
+def _segment_weights_per_frame(
+    config: SequenceIkConfig, stance: np.ndarray, segment_vec_w: np.ndarray | None = None
+) -> np.ndarray:
     """(T, G) residual scale of each limb segment per frame: :func:`_segment_weights`, with each shank at
     ``swing_shank_segment_weight`` in the frames its foot is not in stance."""
     weights = np.tile(_segment_weights(config), (stance.shape[0], 1))
@@ -62,6 +64,14 @@ def _segment_weights_per_frame(config: SequenceIkConfig, stance: np.ndarray) -> 
         for foot, side in enumerate(("left", "right")):
             shank = LIMB_SEGMENTS.index((f"{side}_knee", f"{side}_ankle"))
             weights[~stance[:, foot], shank] = config.swing_shank_segment_weight
+    if config.stance_shank_segment_weight is not None:
+        for foot, side in enumerate(("left", "right")):
+            shank = LIMB_SEGMENTS.index((f"{side}_knee", f"{side}_ankle"))
+            upright = stance[:, foot]
+            if segment_vec_w is not None:
+                vec = segment_vec_w[:, shank]
+                upright = upright & (-vec[:, 2] >= np.cos(np.radians(45.0)) * np.linalg.norm(vec, axis=-1))
+            weights[upright, shank] = config.stance_shank_segment_weight
     return weights
 
 
@@ -350,7 +360,7 @@ def build_sequence_problem(
             frame_weight,
             frame_yaw_weight=frame_yaw_weight,
             segment_vec_w=segment_vec,
-            segment_weight=_segment_weights_per_frame(config, feet.stance),
+            segment_weight=_segment_weights_per_frame(config, feet.stance, segment_vec),
             sole_floor_check=sole_check,
             heading_phase=heading_phase,
         ),

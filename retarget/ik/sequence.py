@@ -52,6 +52,14 @@ class SequenceIkConfig:
     hold at 1.5): shank 2.55° → 2.36° (official 2.83°), at or under the official on 12 → 16 of 20 clips; |jerk|
     +3 % median over the 39 clips, +4 % with ``contact_heading_weight`` 0.25 (4, with the floor weight at 60:
     +5.0 %, the most allowed)."""
+    stance_shank_segment_weight: float | None = None
+    """Scale of a shank's segment residual in the frames its foot is planted and the human shank stands within
+    45° of vertical [1/m] (None: ``leg_segment_weight``). The shank's remaining error against the official
+    retargets is lateral and in stance (CR7_level2, step_forward_forward_level3). With
+    ``contact_orientation_weight`` 5 and ``acceleration_weight`` 5.2e-3, 4 takes the shank to 1.84° on the tuning
+    half (2.27° now) and 1.97° / 18 of 19 clips on the test half (bench/bench_limbs.py), every foot and smoothness
+    median within 5 % (bench/bench_quality_ab.py), but the crawl SpiderMan_level2 (knees on the floor) jumps to
+    |jerk| 3× and 16 mm of geometry in the floor: |jerk| mean +14 %, all-geometry penetration mean 1.6×. Off."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 14.0
