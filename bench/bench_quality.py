@@ -48,6 +48,7 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("stance_sole_abs_height_mm", "stance |sole z| [mm]"),
     ("stance_sole_height_mm", "stance sole z, signed [mm]"),
     ("stance_tilt_deg", "stance foot tilt [deg]"),
+    ("stance_tilt_flat_deg", "stance foot tilt, human foot flat [deg]"),
     ("stance_slide_cm_s", "stance sliding [cm/s]"),
     ("stance_slide_mean_cm_s", "stance sliding, mean [cm/s]"),
     ("penetration_mm", "penetration, soles [mm]"),

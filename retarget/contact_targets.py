@@ -49,8 +49,24 @@ def _circular_mean(angles: np.ndarray) -> float:
     return float(np.arctan2(np.sin(angles).mean(), np.cos(angles).mean()))
 
 
+def flat_ankle_height_w(ankle_w: np.ndarray, toe_w: np.ndarray, stance: np.ndarray) -> np.ndarray:
+    """(T, 2) [m] the height the ankle would have with its foot flat: the ankle's own height, or, where the toe
+    sits lower than a flat foot puts it (the heel raised, the human on the ball of the foot), the toe's height
+    plus the flat foot's ankle-over-toe drop. The drop is the median ankle-over-toe height over the stance
+    frames, pooled over both feet (a flat foot in most of them)."""
+    drop = ankle_w[..., 2] - toe_w[..., 2]
+    flat_drop = float(np.median(drop[stance])) if stance.any() else float(np.median(drop))
+    return np.asarray(np.minimum(ankle_w[..., 2], toe_w[..., 2] + flat_drop))
+
+
 def foot_targets(
-    ankle_w: np.ndarray, foot_rot_w: np.ndarray, stance: np.ndarray, ankle_height_flat_m: float
+    ankle_w: np.ndarray,
+    foot_rot_w: np.ndarray,
+    stance: np.ndarray,
+    ankle_height_flat_m: float,
+    toe_w: np.ndarray | None = None,
+    floor_percentile: float = 50.0,
+    floor_per_phase: bool = True,
 ) -> FootTargets:
     """Foot targets from the scaled human.
 
@@ -59,16 +75,22 @@ def foot_targets(
         foot_rot_w: (T, 2, 3, 3) human foot orientations mapped to the robot foot frame.
         stance: (T, 2) human stance.
         ankle_height_flat_m: height of the robot's matched ankle point when its soles rest on z = 0.
+        toe_w: (T, 2, 3) [m] scaled human toes; with them each phase's floor comes from the ankle's flat-foot
+            height (:func:`flat_ankle_height_w`) instead of the ankle's own.
+        floor_percentile: the percentile of a phase's ankle heights that stands for its floor [%].
     """
     num_frames = ankle_w.shape[0]
+    ankle_z = ankle_w[..., 2] if toe_w is None else flat_ankle_height_w(ankle_w, toe_w, stance)
     centres, shifts = [], []
     targets_pos = np.zeros((num_frames, 2, 3))
     targets_rot = np.tile(np.eye(3), (num_frames, 2, 1, 1))
     for foot in range(2):
         for start, end in stance_phases(stance[:, foot]):
             centres.append(0.5 * (start + end - 1))
-            shifts.append(ankle_height_flat_m - float(np.median(ankle_w[start:end, foot, 2])))
-    if centres:
+            shifts.append(ankle_height_flat_m - float(np.percentile(ankle_z[start:end, foot], floor_percentile)))
+    if centres and not floor_per_phase:
+        shift = np.full(num_frames, ankle_height_flat_m - float(np.percentile(ankle_z[stance], floor_percentile)))
+    elif centres:
         order = np.argsort(centres)
         shift = np.interp(np.arange(num_frames), np.array(centres)[order], np.array(shifts)[order])
     else:  # never on the ground: keep the lowest ankle at the flat-foot height
@@ -89,12 +111,31 @@ def sagittal_lean_rad(vec_w: np.ndarray, yaw_rad: np.ndarray) -> np.ndarray:
     return np.arctan2(forward, vec_w[..., 2])
 
 
+def heel_raise_pitch_rad(
+    ankle_w: np.ndarray, toe_w: np.ndarray, stance: np.ndarray, toe_reach_m: float, threshold_m: float
+) -> np.ndarray:
+    """(T, 2) [rad] foot pitch (toe down) that lifts the robot's ankle point by as much as the human ankle stands
+    above its flat-foot height (:func:`flat_ankle_height_w`), less `threshold_m`, pivoting about the toe: the
+    human on the ball of the foot. Zero outside stance and wherever the heel is within the threshold.
+
+    Args:
+        ankle_w, toe_w: (T, 2, 3) [m] scaled human ankles and toes.
+        stance: (T, 2) human stance.
+        toe_reach_m: horizontal distance from the robot's ankle point to its front sole points [m].
+        threshold_m: heel raises up to this stay flat [m].
+    """
+    lift = ankle_w[..., 2] - flat_ankle_height_w(ankle_w, toe_w, stance) - threshold_m
+    sine = np.clip(lift / toe_reach_m, 0.0, 0.9)
+    return np.where(stance, np.arcsin(sine), 0.0)
+
+
 def tilt_within_ankle_range(
     feet: FootTargets,
     shank_w: np.ndarray,
     shank_lean_rest_rad: float,
     ankle_pitch_range_rad: tuple[float, float],
     sole_points_b: np.ndarray,
+    desired_pitch_rad: np.ndarray | None = None,
 ) -> FootTargets:
     """Stance targets that pitch the foot only as far as the ankle's pitch range demands.
 
@@ -110,12 +151,15 @@ def tilt_within_ankle_range(
         shank_lean_rest_rad: sagittal lean of the robot shank (knee minus matched ankle point) at q = 0.
         ankle_pitch_range_rad: (lower, upper) ankle pitch limits, already shrunk by any margin.
         sole_points_b: (k, 3) [m] sole points in the foot frame, relative to the matched ankle point.
+        desired_pitch_rad: (T, 2) foot pitch to aim for before the range is applied (0: flat), e.g. a raised
+            heel (:func:`heel_raise_pitch_rad`).
     """
     lower, upper = ankle_pitch_range_rad
     yaw = heading_rad(feet.foot_rot_w)
     # Flat foot: ankle pitch q = rest lean − shank lean; foot pitch θ gives q = θ + rest lean − shank lean.
     flat_q = shank_lean_rest_rad - sagittal_lean_rad(shank_w, yaw)
-    pitch = np.where(feet.stance, np.clip(flat_q, lower, upper) - flat_q, 0.0)
+    desired = np.zeros_like(flat_q) if desired_pitch_rad is None else desired_pitch_rad
+    pitch = np.where(feet.stance, np.clip(flat_q + desired, lower, upper) - flat_q, 0.0)
     tilted = feet.stance & (pitch != 0.0)
     if not tilted.any():
         return feet

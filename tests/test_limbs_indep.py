@@ -206,3 +206,31 @@ def test_leg_from_hip_roll_brings_the_thigh_to_the_human_on_a_real_jump(g1):
     # Measured: thigh 7.49° → 5.66°, shank 1.72° → 1.88°.
     assert thigh[on] < thigh[off] - 1.2
     assert shank[on] < shank[off] + 0.4
+
+
+def test_pelvis_bias_parts_add_up_to_the_signed_error_on_a_real_clip():
+    """bench_limbs' split of ours' signed pelvis-height error on CR7_level1: the four parts add up to the metric's
+    own signed error, the scale part is (r − s)·mean(z_pelvis − g_ankle) by hand, and the per-phase floor is the
+    largest part and sits the robot low (the figures of docs/retarget_quality_speed.md, "Pelvis height")."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import bench_limbs
+
+    from retarget.ik.problem import rest_matched_points
+    from retarget.metrics.limbs_indep import PELVIS_HEIGHT_SCALE
+    from retarget.scaling import limb_scales_from_rest
+    from robots.registry import load_robot_spec
+
+    stem = "video_CR7_level1_filter_amass"
+    scores, parts = bench_limbs.score_clip(stem)
+    assert sum(parts[k] for k in bench_limbs.BIAS_PARTS) == pytest.approx(
+        scores["ours"].pelvis_height_bias_indep_m, abs=1e-9
+    )
+    human = load_human_reference(smpl_clip(CLIP), 30.0, source=UNLEVELLED).joints_w
+    g = np.percentile(np.minimum(human[:, 7, 2], human[:, 8, 2]), 2.0)
+    r = limb_scales_from_rest(neutral_skeleton(), rest_matched_points(load_robot_spec("g1_23dof"))).root_scale
+    assert parts["scale"] == pytest.approx((r - PELVIS_HEIGHT_SCALE) * (human[:, 0, 2] - g).mean(), abs=1e-6)
+    assert parts["floor"] < -0.01 and abs(parts["floor"]) > max(abs(parts[k]) for k in ("scale", "offset", "ik"))
+    assert parts["reach"] > 0.0

@@ -103,6 +103,32 @@ def test_tilted_foot_reports_the_tilt_angle(g1, standing, human):
     assert m.stance_tilt_deg == pytest.approx(np.degrees(np.arccos(np.cos(pitch) * np.cos(roll))), abs=1e-9)
 
 
+def test_flat_foot_tilt_leaves_out_the_human_heel_raised_frames(g1, standing, human):
+    """The human's heels are raised (ankles 2 cm above their flat-foot height, toes still down) in the first 40 %
+    of the frames, where the robot feet pitch 0.2 rad; elsewhere they pitch 0.1 rad in half of the frames and lie
+    flat in the rest. The tilt over all stance samples is their median (0.1 rad), the flat-foot tilt the median
+    over the human-flat frames only."""
+    import dataclasses
+
+    from retarget.metrics.feet import human_foot_flat
+
+    raised, half = int(0.4 * T), int(0.7 * T)
+    pitch = np.zeros(T)
+    pitch[:raised], pitch[raised:half] = 0.2, 0.1
+    dof = np.zeros((T, g1.num_dof))
+    for side in ("left", "right"):
+        dof[:, _joint(g1, f"{side}_ankle_pitch_joint")] = pitch
+    joints = human.joints_w.copy()
+    joints[:raised, [7, 8], 2] += 0.02
+    heel_up = dataclasses.replace(human, joints_w=joints)
+    flat = human_foot_flat(joints, human.stance, 0.01)
+    assert not flat[:raised].any() and flat[raised:].all()
+    m = evaluate_motion(_motion(g1, dof, standing), heel_up, g1)
+    assert m.stance_tilt_deg == pytest.approx(np.degrees(np.median(pitch)), abs=1e-6)
+    assert m.stance_tilt_flat_deg == pytest.approx(np.degrees(np.median(pitch[raised:])), abs=1e-6)
+    assert m.stance_tilt_flat_deg < m.stance_tilt_deg
+
+
 def test_sliding_foot_reports_the_sliding_speed(g1, standing, human):
     speed_m_s = 0.1
     root = standing.copy()

@@ -151,6 +151,72 @@ def test_foot_targets_are_fixed_flat_and_on_the_floor():
     assert np.allclose(heading, np.arctan2(tilt[1, 0], tilt[0, 0]))
 
 
+def test_phase_floor_from_the_toe_where_the_heel_is_raised():
+    """A left phase whose second half stands on the ball of the foot (ankle 6 cm up, toe still down), then a flat
+    right phase: by the ankle alone the left phase's median floor is 3 cm too high; from the toe (plus the flat
+    ankle-over-toe drop, 4 cm, the median over the stance frames) both phases give the flat-foot height, and so do
+    one floor per clip and a low percentile of the ankle."""
+    from retarget.contact_targets import flat_ankle_height_w
+
+    num = 60
+    ankle = np.zeros((num, 2, 3))
+    ankle[..., 2] = 0.10
+    ankle[20:40, 0, 2] = 0.16  # left heel up 6 cm
+    toe = ankle.copy()
+    toe[..., 2] = 0.06
+    stance = np.zeros((num, 2), dtype=bool)
+    stance[:40, 0] = True
+    stance[40:, 1] = True
+    np.testing.assert_allclose(flat_ankle_height_w(ankle, toe, stance), 0.10)
+    rot = np.broadcast_to(np.eye(3), (num, 2, 3, 3))
+    by_ankle = foot_targets(ankle, rot, stance, 0.035)
+    assert by_ankle.vertical_shift_m[0] == pytest.approx(0.035 - 0.13)  # median of 0.10 and 0.16
+    assert by_ankle.vertical_shift_m[-1] == pytest.approx(0.035 - 0.10)
+    by_toe = foot_targets(ankle, rot, stance, 0.035, toe_w=toe)
+    np.testing.assert_allclose(by_toe.vertical_shift_m, 0.035 - 0.10)
+    low = foot_targets(ankle, rot, stance, 0.035, floor_percentile=20.0)
+    np.testing.assert_allclose(low.vertical_shift_m, 0.035 - 0.10)
+    clip = foot_targets(ankle, rot, stance, 0.035, floor_per_phase=False)
+    np.testing.assert_allclose(clip.vertical_shift_m, 0.035 - 0.10)  # median of all stance ankles, 2/3 flat
+
+
+def test_stance_shank_weight_only_where_the_planted_shank_stands_up():
+    """The stance-shank weight applies in the frames a foot is planted and its human shank is within 45° of
+    vertical; a lying shank (kneeling) and a swinging one keep their weights."""
+    from dataclasses import replace
+
+    from retarget.ik.problem import LIMB_SEGMENTS, _segment_weights_per_frame
+    from retarget.ik.sequence import SequenceIkConfig
+
+    config = replace(SequenceIkConfig(), stance_shank_segment_weight=4.0)
+    stance = np.array([[True, False], [True, False], [False, False]])
+    vec = np.zeros((3, len(LIMB_SEGMENTS), 3))
+    vec[:, :, 2] = -0.3
+    left = LIMB_SEGMENTS.index(("left_knee", "left_ankle"))
+    vec[1, left] = [0.3, 0.0, -0.2]  # 56° from vertical
+    weights = _segment_weights_per_frame(config, stance, vec)
+    assert weights[:, left].tolist() == [4.0, config.leg_segment_weight, config.swing_shank_segment_weight]
+    right = LIMB_SEGMENTS.index(("right_knee", "right_ankle"))
+    assert (weights[:, right] == config.swing_shank_segment_weight).all()
+
+
+def test_heel_raise_pitch_lifts_the_ankle_about_the_toe():
+    """Ankle 3 cm above its flat-foot height, toe reach 0.1 m, threshold 1 cm: pitch asin(0.02 / 0.1); a raise
+    under the threshold and a swing frame stay flat."""
+    from retarget.contact_targets import heel_raise_pitch_rad
+
+    ankle = np.zeros((3, 1, 3))
+    ankle[:, 0, 2] = [0.10, 0.13, 0.105]
+    toe = np.zeros((3, 1, 3))
+    toe[:, 0, 2] = 0.06
+    stance = np.array([[True], [True], [True]])
+    # flat drop = median over stance of ankle − toe = 0.045, so the flat-foot ankle is 0.105 in every frame
+    pitch = heel_raise_pitch_rad(ankle, toe, stance, toe_reach_m=0.1, threshold_m=0.01)
+    np.testing.assert_allclose(pitch[:, 0], [0.0, np.arcsin(0.015 / 0.1), 0.0])
+    swing = heel_raise_pitch_rad(ankle, toe, ~stance, toe_reach_m=0.1, threshold_m=0.01)
+    np.testing.assert_allclose(swing, 0.0)
+
+
 def test_flat_foot_height_is_measured_from_the_matched_ankle_point(g1):
     """The stance targets place the matched ankle point: its flat-foot height is the sole depth below that point
     (the G1's is the foot link origin, 35 mm above the sole spheres' bottoms); a point raised on the foot link

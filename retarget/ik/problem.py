@@ -14,7 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from retarget.contact_targets import foot_targets, sagittal_lean_rad, stance_phases, tilt_within_ankle_range
+from retarget.contact_targets import (
+    foot_targets,
+    heel_raise_pitch_rad,
+    sagittal_lean_rad,
+    stance_phases,
+    tilt_within_ankle_range,
+)
 from retarget.ik.sequence import PointLayout, SequenceIkConfig, SequenceTargets
 from retarget.tree_kinematics import TreeKinematics
 from robots.registry import RobotSpec
@@ -48,7 +54,9 @@ def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
     )
 
 
-def _segment_weights_per_frame(config: SequenceIkConfig, stance: np.ndarray) -> np.ndarray:
+def _segment_weights_per_frame(
+    config: SequenceIkConfig, stance: np.ndarray, segment_vec_w: np.ndarray | None = None
+) -> np.ndarray:
     """(T, G) residual scale of each limb segment per frame: :func:`_segment_weights`, with each shank at
     ``swing_shank_segment_weight`` in the frames its foot is not in stance."""
     weights = np.tile(_segment_weights(config), (stance.shape[0], 1))
@@ -56,6 +64,14 @@ def _segment_weights_per_frame(config: SequenceIkConfig, stance: np.ndarray) -> 
         for foot, side in enumerate(("left", "right")):
             shank = LIMB_SEGMENTS.index((f"{side}_knee", f"{side}_ankle"))
             weights[~stance[:, foot], shank] = config.swing_shank_segment_weight
+    if config.stance_shank_segment_weight is not None:
+        for foot, side in enumerate(("left", "right")):
+            shank = LIMB_SEGMENTS.index((f"{side}_knee", f"{side}_ankle"))
+            upright = stance[:, foot]
+            if segment_vec_w is not None:
+                vec = segment_vec_w[:, shank]
+                upright = upright & (-vec[:, 2] >= np.cos(np.radians(45.0)) * np.linalg.norm(vec, axis=-1))
+            weights[upright, shank] = config.stance_shank_segment_weight
     return weights
 
 
@@ -264,19 +280,36 @@ def build_sequence_problem(
     ankle_height_flat = ankle_height_flat_m(robot)
     ankle_joints = [robot.matched_points[i].smpl_joint for i in ankle_idx]
     feet = foot_targets(
-        human_targets_w[:, ankle_joints], frame_targets_rot_w[:, foot_frame_idx], stance, ankle_height_flat
+        human_targets_w[:, ankle_joints],
+        frame_targets_rot_w[:, foot_frame_idx],
+        stance,
+        ankle_height_flat,
+        toe_w=human_targets_w[:, [10, 11]] if config.floor_from_toe else None,
+        floor_percentile=config.floor_phase_percentile,
+        floor_per_phase=config.floor_per_phase,
     )
     if config.ankle_pitch_margin_rad is not None:
         knee_idx = [names.index("left_knee"), names.index("right_knee")]
         knee_joints = [robot.matched_points[i].smpl_joint for i in knee_idx]
         pitch = [robot.joint_names.index(f"{side}_ankle_pitch_joint") for side in ("left", "right")]
         margin = config.ankle_pitch_margin_rad
+        soles = soles_about_ankle_b(robot)[0]
+        heel = None
+        if config.heel_raise_threshold_m is not None:
+            heel = heel_raise_pitch_rad(
+                human_targets_w[:, ankle_joints],
+                human_targets_w[:, [10, 11]],
+                stance,
+                float(soles[:, 0].max()),
+                config.heel_raise_threshold_m,
+            )
         feet = tilt_within_ankle_range(
             feet,
             human_targets_w[:, knee_joints] - human_targets_w[:, ankle_joints],
             _rest_shank_lean_rad(robot, knee_idx[0], ankle_idx[0]),
             (float(robot.lower_rad[pitch[0]]) + margin, float(robot.upper_rad[pitch[0]]) - margin),
-            soles_about_ankle_b(robot)[0],
+            soles,
+            heel,
         )
     shifted = (
         human_targets_w
@@ -327,7 +360,7 @@ def build_sequence_problem(
             frame_weight,
             frame_yaw_weight=frame_yaw_weight,
             segment_vec_w=segment_vec,
-            segment_weight=_segment_weights_per_frame(config, feet.stance),
+            segment_weight=_segment_weights_per_frame(config, feet.stance, segment_vec),
             sole_floor_check=sole_check,
             heading_phase=heading_phase,
         ),

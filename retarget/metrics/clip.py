@@ -45,6 +45,10 @@ class ClipMetrics:
     """Median |sole height| of the stance foot [mm]."""
     stance_tilt_deg: float
     """Median stance foot tilt from horizontal [deg]."""
+    stance_tilt_flat_deg: float
+    """The same, over the stance samples in which the human foot is flat (its ankle within
+    :attr:`MetricsConfig.heel_raise_tolerance_m` of its flat-foot height): a retarget that lifts the robot heel
+    where the human's is raised is not counted against here [deg]."""
     stance_slide_cm_s: float
     """Median horizontal sole-centre speed between consecutive stance frames [cm/s]."""
     stance_slide_mean_cm_s: float
@@ -117,7 +121,8 @@ def evaluate_motion(
     fps = motion.fps
     replay = replay_motion(robot, motion)
     limbs = limb_direction_errors_deg(replay, human)
-    stance = feet.stance_samples(replay, robot.foot_links, human.stance, fps)
+    flat = feet.human_foot_flat(human.joints_w, human.stance, config.heel_raise_tolerance_m)
+    stance = feet.stance_samples(replay, robot.foot_links, human.stance, fps, flat)
     floating, human_down = feet.floating_frames(replay, human.stance, config.floating_threshold_m)
     pos = joints.position_limits(motion.dof_pos, robot.lower_rad, robot.upper_rad, config.joint_limit_tolerance_rad)
     vel = joints.velocity_limits(motion.dof_pos, fps, robot.velocity_limit_rad_s, config.velocity_limit_tolerance_rad_s)
@@ -132,6 +137,7 @@ def evaluate_motion(
         stance_sole_height_mm=_median(stance.sole_height_m) * 1e3,
         stance_sole_abs_height_mm=_median(np.abs(stance.sole_height_m)) * 1e3,
         stance_tilt_deg=float(np.degrees(_median(stance.tilt_rad))),
+        stance_tilt_flat_deg=float(np.degrees(_median(stance.tilt_flat_rad))),
         stance_slide_cm_s=_median(stance.slide_speed_m_s) * 1e2,
         stance_slide_mean_cm_s=float(stance.slide_speed_m_s.mean()) * 1e2 if stance.slide_speed_m_s.size else np.nan,
         penetration_mm=max(0.0, -float(feet.lowest_sole_height_m(replay).min())) * 1e3,

@@ -22,5 +22,8 @@ class MetricsConfig:
     float32 rounding of angles that a solver clamped exactly to the limit."""
     velocity_limit_tolerance_rad_s: float = 1e-6
     """Joint speeds above the URDF velocity limit by more than this are violations [rad/s]."""
+    heel_raise_tolerance_m: float = 0.01
+    """A human stance foot counts as flat (for ``stance_tilt_flat_deg``) while its ankle stands no more than this
+    above its flat-foot height [m]; above it the heel is raised (the ball of the foot)."""
     contacts: ContactConfig = field(default_factory=ContactConfig)
     """Human stance detector (stance frames are taken from the source clip, never from the robot)."""

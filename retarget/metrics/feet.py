@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retarget.contact_targets import flat_ankle_height_w
 from retarget.metrics.replay import RobotReplay
 
 
@@ -28,6 +29,8 @@ class StanceSamples:
     """(n,) [m] lowest sole point of the stance foot."""
     tilt_rad: np.ndarray
     """(n,) [rad] stance foot tilt from horizontal."""
+    tilt_flat_rad: np.ndarray
+    """(k,) [rad] the same, in the stance samples where the human foot is flat (all of them if not given)."""
     slide_speed_m_s: np.ndarray
     """(m,) [m/s] horizontal sole-centre speed between consecutive stance frames."""
 
@@ -39,8 +42,18 @@ def foot_tilt_rad(replay: RobotReplay, foot_links: tuple[str, str]) -> np.ndarra
     return np.arccos(np.clip(cos_z, -1.0, 1.0))
 
 
-def stance_samples(replay: RobotReplay, foot_links: tuple[str, str], stance: np.ndarray, fps: float) -> StanceSamples:
-    """Sole height, tilt and sliding of the robot's feet while the human's feet are planted."""
+def human_foot_flat(joints_w: np.ndarray, stance: np.ndarray, tolerance_m: float) -> np.ndarray:
+    """(T, 2) bool: the human foot's ankle is within `tolerance_m` of its flat-foot height
+    (:func:`retarget.contact_targets.flat_ankle_height_w`: the heel is not raised). Joints (T, 24, 3) [m]."""
+    ankle, toe = joints_w[:, [7, 8]], joints_w[:, [10, 11]]
+    return np.asarray(ankle[..., 2] - flat_ankle_height_w(ankle, toe, stance) <= tolerance_m)
+
+
+def stance_samples(
+    replay: RobotReplay, foot_links: tuple[str, str], stance: np.ndarray, fps: float, flat: np.ndarray | None = None
+) -> StanceSamples:
+    """Sole height, tilt and sliding of the robot's feet while the human's feet are planted; `flat` (T, 2) marks
+    the frames whose human foot is flat (:func:`human_foot_flat`)."""
     lowest = replay.sole_points_w[..., 2].min(axis=2)  # (T, 2)
     tilt = foot_tilt_rad(replay, foot_links)
     centre_xy = replay.sole_points_w[..., :2].mean(axis=2)  # (T, 2, 2)
@@ -49,6 +62,7 @@ def stance_samples(replay: RobotReplay, foot_links: tuple[str, str], stance: np.
     return StanceSamples(
         sole_height_m=lowest[stance],
         tilt_rad=tilt[stance],
+        tilt_flat_rad=tilt[stance if flat is None else stance & flat],
         slide_speed_m_s=step_speed[both_stance],
     )
 
