@@ -88,8 +88,9 @@ def filter_(
 
     table = Table(title=f"physics filter: {len(verdicts)} clip(s) from {source}")
     controller = [controller_figures(v) for v in verdicts]
+    show_controller = any(controller)
     columns = ["clip", "verdict", "kept", "first failing check", "figure", "limit", "replay"]
-    if any(controller):
+    if show_controller:
         columns.append(CELL_HEADER)
     for col in columns:
         table.add_column(col, justify="right" if col in ("kept", "figure", "limit") else "left")
@@ -107,7 +108,7 @@ def filter_(
             f"{first.threshold:.3g}" if first else "-",
             rep,
         ]
-        if any(controller):
+        if show_controller:
             row.append(controller_cell(figures))
         table.add_row(*row)
     console.print(table)
