@@ -36,7 +36,11 @@ UNMARKED = {"stance_sole_height_mm"}
 
 
 def _quality_report(checkout: Path, out: Path, sequence_ik: list[str] | None) -> dict:
-    cmd = [sys.executable, str(checkout / "bench" / "bench_quality.py"), "--methods", "ours", "ASAP official"]
+    script = checkout / "bench" / "bench_quality.py"
+    cmd = [sys.executable, str(script)]
+    # Older checkouts (before --methods) score every method, the GMR-style baseline included; slower, same figures.
+    if "--methods" in script.read_text():
+        cmd += ["--methods", "ours", "ASAP official"]
     cmd += ["--json", str(out)] + (["--sequence-ik", *sequence_ik] if sequence_ik else [])
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     subprocess.run(cmd, check=True, env=env, cwd=checkout, stdout=subprocess.DEVNULL)

@@ -54,11 +54,31 @@ def _segment_weights(config: SequenceIkConfig) -> np.ndarray:
     )
 
 
+def stance_posture_share(
+    pelvis_over_ankle_m: np.ndarray, standing_m: float, off_ratio: float, full_ratio: float
+) -> np.ndarray:
+    """How upright each leg stands, in [0, 1]: the pelvis height over that leg's ankle target as a fraction of
+    the height it has standing straight, 0 at or below `off_ratio`, 1 at or above `full_ratio`, a smoothstep
+    between (no kink in the weight it scales).
+
+    Args:
+        pelvis_over_ankle_m: (T, 2) [m] pelvis target height above each ankle target (left, right).
+        standing_m: the same height at the robot's rest pose [m].
+    """
+    x = np.clip((pelvis_over_ankle_m / standing_m - off_ratio) / (full_ratio - off_ratio), 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
 def _segment_weights_per_frame(
-    config: SequenceIkConfig, stance: np.ndarray, segment_vec_w: np.ndarray | None = None
+    config: SequenceIkConfig,
+    stance: np.ndarray,
+    segment_vec_w: np.ndarray | None = None,
+    upright_share: np.ndarray | None = None,
 ) -> np.ndarray:
     """(T, G) residual scale of each limb segment per frame: :func:`_segment_weights`, with each shank at
-    ``swing_shank_segment_weight`` in the frames its foot is not in stance."""
+    ``swing_shank_segment_weight`` in the frames its foot is not in stance, and moved towards
+    ``stance_shank_segment_weight`` where its foot is planted and its human shank stands within 45° of vertical,
+    by `upright_share` (T, 2) of that leg (:func:`stance_posture_share`; None: all the way)."""
     weights = np.tile(_segment_weights(config), (stance.shape[0], 1))
     if config.swing_shank_segment_weight is not None:
         for foot, side in enumerate(("left", "right")):
@@ -71,7 +91,10 @@ def _segment_weights_per_frame(
             if segment_vec_w is not None:
                 vec = segment_vec_w[:, shank]
                 upright = upright & (-vec[:, 2] >= np.cos(np.radians(45.0)) * np.linalg.norm(vec, axis=-1))
-            weights[upright, shank] = config.stance_shank_segment_weight
+            share = upright.astype(float)
+            if upright_share is not None:
+                share = share * upright_share[:, foot]
+            weights[:, shank] += share * (config.stance_shank_segment_weight - weights[:, shank])
     return weights
 
 
@@ -345,6 +368,14 @@ def build_sequence_problem(
     )
     pelvis_idx = names.index("pelvis")
     segment_vec = shifted_points[:, layout.segment_b] - shifted_points[:, layout.segment_a]
+    upright_share = None
+    if config.stance_shank_upright_ratios is not None:
+        rest = rest_points_w(robot)
+        upright_share = stance_posture_share(
+            shifted_points[:, pelvis_idx, 2, None] - shifted_points[:, ankle_idx, 2],
+            float(rest[pelvis_idx, 2] - rest[ankle_idx[0], 2]),
+            *config.stance_shank_upright_ratios,
+        )
     init = (
         point_pos[:, pelvis_idx].copy(),
         frame_rot[:, pelvis_frame].copy(),
@@ -360,7 +391,7 @@ def build_sequence_problem(
             frame_weight,
             frame_yaw_weight=frame_yaw_weight,
             segment_vec_w=segment_vec,
-            segment_weight=_segment_weights_per_frame(config, feet.stance, segment_vec),
+            segment_weight=_segment_weights_per_frame(config, feet.stance, segment_vec, upright_share),
             sole_floor_check=sole_check,
             heading_phase=heading_phase,
         ),

@@ -52,14 +52,24 @@ class SequenceIkConfig:
     hold at 1.5): shank 2.55° → 2.36° (official 2.83°), at or under the official on 12 → 16 of 20 clips; |jerk|
     +3 % median over the 39 clips, +4 % with ``contact_heading_weight`` 0.25 (4, with the floor weight at 60:
     +5.0 %, the most allowed)."""
-    stance_shank_segment_weight: float | None = None
+    stance_shank_segment_weight: float | None = 3.0
     """Scale of a shank's segment residual in the frames its foot is planted and the human shank stands within
-    45° of vertical [1/m] (None: ``leg_segment_weight``). The shank's remaining error against the official
-    retargets is lateral and in stance (CR7_level2, step_forward_forward_level3). With
-    ``contact_orientation_weight`` 5 and ``acceleration_weight`` 5.2e-3, 4 takes the shank to 1.84° on the tuning
-    half (2.27° now) and 1.97° / 18 of 19 clips on the test half (bench/bench_limbs.py), every foot and smoothness
-    median within 5 % (bench/bench_quality_ab.py), but the crawl SpiderMan_level2 (knees on the floor) jumps to
-    |jerk| 3× and 16 mm of geometry in the floor: |jerk| mean +14 %, all-geometry penetration mean 1.6×. Off."""
+    45° of vertical [1/m], scaled down where the pose is low (``stance_shank_upright_ratios``; None:
+    ``leg_segment_weight``). The shank's remaining error against the official retargets is lateral and in stance
+    (CR7_level2, step_forward_forward_level3). With ``contact_orientation_weight`` 4.5 and ``acceleration_weight``
+    5.3e-3 (which hold the planted foot flat and the joints smooth against the heavier shank), 3 takes the shank
+    2.27° → 2.03° on the tuning half, at or under the official on 18 of 20 clips (bench/bench_limbs.py). 3.5 with
+    flatness 5 and acceleration 5.35e-3: the median of the clips' mean stance sliding 1.07× of 139df3d's
+    (bench/bench_quality_ab.py); 4 with flatness 5 and 5.2e-3: stance tilt 1.13× on the tuning half."""
+    stance_shank_upright_ratios: tuple[float, float] | None = (0.6, 0.8)
+    """Guard on ``stance_shank_segment_weight`` (off, full): the pelvis target's height over a leg's ankle target
+    as a fraction of its standing (rest-pose) height; below the first the stance shank keeps its ordinary weight,
+    above the second it takes the stance-shank weight, a smoothstep between
+    (:func:`retarget.ik.problem.stance_posture_share`). A leg planted under a low pelvis (kneeling, crawling, a
+    deep squat) is where the heavier shank fights the floor and collision rows: unguarded, the crawl
+    SpiderMan_level2 (its stance pelvis at 0.41 of standing) went to |jerk| 3× (stance weight 4) with 16 mm of
+    geometry in the floor. Upright stance on the tuning half stays above 0.72 (0.1st percentile), and the guard
+    costs it nothing (shank 2.025° → 2.027°). None: no guard."""
     orientation_weight: float = 0.25
     """Scale of pelvis, torso and swing-foot orientation residuals [1/rad]."""
     contact_position_weight: float = 14.0
@@ -67,9 +77,11 @@ class SequenceIkConfig:
     foot origin drifts under the pull of the leg targets (stance sliding 0.20 cm/s median over the 39 clips
     with the heading hold; 14: 0.14); 20 gives 0.10 but bends the thighs and raises the joint accelerations
     (see docs/retarget_quality_speed.md)."""
-    contact_orientation_weight: float = 4.0
+    contact_orientation_weight: float = 4.5
     """Scale of the stance-foot flatness residual (roll and pitch) [1/rad]. 4 rather than 3 to match the
-    heavier position weight, which otherwise tilts stance feet up to 0.53° where the ankle pitch is busy."""
+    heavier position weight, which otherwise tilts stance feet up to 0.53° where the ankle pitch is busy; 4.5
+    against the pull of the stance shank (``stance_shank_segment_weight``; at 4 the stance tilt median is 1.12×
+    139df3d's, bench/bench_quality_ab.py)."""
     contact_heading_weight: float = 0.25
     """Scale of the stance-foot heading residual (rotation about the vertical) [1/rad]. Lighter than the
     flatness: the G1's ankle has no yaw, so a stance foot's heading is the whole leg's, and holding it to the
@@ -119,8 +131,11 @@ class SequenceIkConfig:
     floor_margin_m: float = 0.003
     """Swing-foot sole points below this height are pushed up to it [m]: a Gauss-Newton step that
     only reacts once a point is below z = 0 leaves it slightly below at the last iteration."""
-    acceleration_weight: float = 5e-3
-    """Scale of joint and root accelerations [m per rad/s²]: 4 rad/s² costs like 2 cm of error."""
+    acceleration_weight: float = 5.3e-3
+    """Scale of joint and root accelerations [m per rad/s²]: 4 rad/s² costs like 2 cm of error. 5.3e-3 rather
+    than 5e-3 with the stance shank (``stance_shank_segment_weight``): the mean |jerk| over the 39 clips 1.06× of
+    139df3d's before it, 1.02× with it (bench/bench_quality_ab.py); 5.5e-3 (stance shank 4, flatness 5) tilts the
+    stance feet, median 1.11×."""
     damping: float = 0.1
     """Levenberg-Marquardt damping added to the normal equations. At 1e-4 Gauss-Newton steps overshoot in
     poorly determined directions and many keyframes settle into period-2 cycles (steps of 0.1-0.2 rad that
