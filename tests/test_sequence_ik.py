@@ -200,6 +200,77 @@ def test_stance_shank_weight_only_where_the_planted_shank_stands_up():
     assert (weights[:, right] == config.swing_shank_segment_weight).all()
 
 
+def test_stance_posture_share_is_a_smoothstep_of_the_pelvis_height_ratio():
+    """0 at or below the off ratio, 1 at or above the full one, 3x² − 2x³ between (x the position in the band)."""
+    from retarget.ik.problem import stance_posture_share
+
+    standing = 0.75
+    ratios = np.array([[0.3, 0.6], [0.65, 0.7], [0.8, 1.1]])
+    share = stance_posture_share(ratios * standing, standing, 0.6, 0.8)
+    np.testing.assert_allclose(share, [[0.0, 0.0], [0.15625, 0.5], [1.0, 1.0]], atol=1e-12)
+
+
+class _ProblemBuilt(Exception):
+    """Raised once the pipeline has built its sequence problem, so a test reads it without solving."""
+
+
+def _problem_only(monkeypatch, clip: str, config: SequenceIkConfig):
+    from retarget import pipeline
+    from retarget.config import RetargetConfig
+
+    original = pipeline.build_sequence_problem
+    captured = {}
+
+    def capture(*args, **kwargs):
+        captured["problem"] = original(*args, **kwargs)
+        raise _ProblemBuilt
+
+    monkeypatch.setattr(pipeline, "build_sequence_problem", capture)
+    with pytest.raises(_ProblemBuilt):
+        retarget_file(smpl_clip(clip), RetargetConfig(sequence_ik=config))
+    monkeypatch.setattr(pipeline, "build_sequence_problem", original)
+    return captured["problem"]
+
+
+def test_stance_shank_guard_keeps_a_real_crawl_frame_at_the_ordinary_weight(monkeypatch):
+    """SpiderMan_level2 stands, drops to a crawl with the left foot planted under a pelvis at ~0.4 of its standing
+    height (2.0-3.0 s) and stands up again. Standing (frame 15) the planted left shank takes the stance-shank
+    weight; in the crawl (frame 69, the human shank still within 45° of vertical) the guard leaves it at the
+    ordinary leg weight, which it would not be without the guard."""
+    from dataclasses import replace
+
+    from retarget.ik.problem import LIMB_SEGMENTS
+
+    config = SequenceIkConfig()
+    assert config.stance_shank_segment_weight is not None and config.stance_shank_upright_ratios is not None
+    left = LIMB_SEGMENTS.index(("left_knee", "left_ankle"))
+    stand, crawl = 15, 69
+    problem = _problem_only(monkeypatch, "SpiderMan_level2", config)
+    assert problem.stance[stand, 0] and problem.stance[crawl, 0]
+    weights = problem.targets.segment_weight[:, left]
+    assert weights[stand] == pytest.approx(config.stance_shank_segment_weight)
+    assert weights[crawl] == pytest.approx(config.leg_segment_weight)
+    unguarded = _problem_only(monkeypatch, "SpiderMan_level2", replace(config, stance_shank_upright_ratios=None))
+    assert unguarded.targets.segment_weight[crawl, left] == pytest.approx(config.stance_shank_segment_weight)
+
+
+def test_stance_shank_guard_leaves_an_upright_walk_untouched(monkeypatch):
+    """Walking, the pelvis never drops below 0.8 of standing over a planted foot: every shank weight of
+    walk_level1 is the same with and without the guard, and the planted upright frames carry the stance weight."""
+    from dataclasses import replace
+
+    from retarget.ik.problem import LIMB_SEGMENTS
+
+    config = SequenceIkConfig()
+    guarded = _problem_only(monkeypatch, "walk_level1_filter", config).targets.segment_weight
+    unguarded = _problem_only(
+        monkeypatch, "walk_level1_filter", replace(config, stance_shank_upright_ratios=None)
+    ).targets.segment_weight
+    np.testing.assert_array_equal(guarded, unguarded)
+    left = LIMB_SEGMENTS.index(("left_knee", "left_ankle"))
+    assert (guarded[:, left] == config.stance_shank_segment_weight).mean() > 0.4
+
+
 def test_heel_raise_pitch_lifts_the_ankle_about_the_toe():
     """Ankle 3 cm above its flat-foot height, toe reach 0.1 m, threshold 1 cm: pitch asin(0.02 / 0.1); a raise
     under the threshold and a swing frame stay flat."""
