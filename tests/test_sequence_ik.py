@@ -210,6 +210,13 @@ def test_stance_posture_share_is_a_smoothstep_of_the_pelvis_height_ratio():
     np.testing.assert_allclose(share, [[0.0, 0.0], [0.15625, 0.5], [1.0, 1.0]], atol=1e-12)
 
 
+def test_stance_shank_upright_ratios_out_of_order_are_refused():
+    from retarget.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="stance_shank_upright_ratios"):
+        SequenceIkConfig(stance_shank_upright_ratios=(0.8, 0.6))
+
+
 class _ProblemBuilt(Exception):
     """Raised once the pipeline has built its sequence problem, so a test reads it without solving."""
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retarget.errors import ConfigError
 from retarget.ik.aot import forward_function, pass_function
 from retarget.ik.pass_inputs import FrameTargets, OneSided, ResidualLayout, StepSettings, TreeArrays
 from retarget.tree_kinematics import TreeKinematics, so3_exp, so3_log
@@ -174,6 +175,11 @@ class SequenceIkConfig:
     """Trust region of the keyframe pass [rad or m]."""
     step_tolerance: float = 1e-4
     """Stop early when the largest increment of any frame is below this [rad, m]."""
+
+    def __post_init__(self) -> None:
+        ratios = self.stance_shank_upright_ratios
+        if ratios is not None and not (len(ratios) == 2 and 0.0 <= ratios[0] < ratios[1]):
+            raise ConfigError(f"stance_shank_upright_ratios must be (off, full) with 0 <= off < full, got {ratios!r}")
 
 
 @dataclass(frozen=True)
