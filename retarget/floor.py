@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retarget.body_com import COM_JOINTS, COM_WEIGHTS
 from retarget.contacts import FOOT_JOINTS, detect_foot_contacts
 from retarget.floor_cues import (
     Cue,
@@ -42,8 +43,13 @@ _FOOT = np.array([FOOT_JOINTS[0][0], FOOT_JOINTS[0][1], FOOT_JOINTS[1][0], FOOT_
 _KIND = np.array([0, 1, 0, 1])
 _NECK = 12
 CUE_NAMES = ("footfalls", "foot geometry", "flight", "quiet standing")
-_USED = np.r_[_FOOT, 0, _NECK]
-"""The joints the floor estimate reads: the four foot joints, then the pelvis and the neck."""
+_USED = np.r_[_FOOT, 0, _NECK, [j for j in COM_JOINTS if j not in (*_FOOT, 0, _NECK)]]
+"""The joints the floor estimate reads: the four foot joints, the pelvis and the neck, then the others the
+centre of mass reads (the flight cue)."""
+_PELVIS, _NECK_AT = 4, 5
+"""Where the pelvis and the neck are in `_USED`."""
+_COM_OF_USED = COM_WEIGHTS[_USED]
+"""(len(_USED),) the centre of mass as a weighted sum of the joints read (all its joints are among them)."""
 
 
 @dataclass(frozen=True)
@@ -105,11 +111,21 @@ class FloorConfig:
     toe are a line) keeps the start's normal instead of wandering on noise; its variance, from the undamped
     fit, stays huge, and the fusion takes that direction from the other cues. Feet 10 cm apart move 0.25 %."""
     flight_min_frames: int = 4
-    """Free-fall frames (whole five-frame stencil airborne) the flight cue needs."""
-    flight_bias_deg: float = 11.0
-    """Systematic error of the flight cue [deg]: a video reconstruction's jump is not a free fall (its
-    pelvis path is smoothed and its depth drifts). The RMS tilt it finds on the level tuning clips
-    (bench/bench_floor.py), so it weighs little beside the feet."""
+    """Free-fall frames (in flight phases of at least `flight_min_phase_frames`) the flight cue needs."""
+    flight_min_phase_frames: int = 4
+    """Frames a flight phase needs to enter the flight cue's parabola fit (it has three unknowns per axis)."""
+    flight_edge_frames: int = 0
+    """Frames dropped at each end of a flight phase (take-off, landing). None: dropping one moved the tuning
+    half's level clips further off +z (2.42 deg RMS against 2.13; bench/bench_floor.py --flight)."""
+    flight_g_tolerance: float = 0.2
+    """A flight's fitted acceleration more than this fraction from g is no free fall [-]: on the level tuning
+    clips the jumps' centre of mass falls at 8.9-9.8 m/s^2, the false flights (feet dragged just above the
+    floor) at 2.4-4.2 (bench/bench_floor.py --flight)."""
+    flight_bias_deg: float = 2.24
+    """Systematic error of the flight cue [deg], added to its residual covariance (isotropic): the term that
+    makes its tilts on the level tuning clips sqrt(2) Mahalanobis sizes RMS, as two honest degrees of freedom
+    (1.07 deg median, 2.32 RMS there; bench/bench_floor.py --flight). A video jump is no exact free fall (its
+    path is smoothed, its depth drifts), and the residuals of so short a fit understate that."""
     min_standing_s: float = 0.5
     """Time with both feet planted the quiet-standing cue needs [s]."""
     quiet_standing_bias_deg: float = 5.06
@@ -303,13 +319,13 @@ def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = Floor
 
 
 def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> FloorEstimate:
-    """:func:`estimate_floor` from the joints it reads, (T, 6, 3) in the order of `_USED`."""
+    """:func:`estimate_floor` from the joints it reads, (T, len(_USED), 3) in the order of `_USED`."""
     foot = joints_w[:, : len(_FOOT)]  # (T, 4, 3)
     speed = np.linalg.norm(np.gradient(foot, 1.0 / fps, axis=0), axis=-1) if len(foot) > 1 else np.zeros((1, 4))
     kinds_all = np.broadcast_to(_KIND, speed.shape)
     # Start from the body's mean up direction (pelvis to neck), which tilts with the world frame,
     # with a wide height band: heights along a first guess drift over a long walk.
-    trunk = (joints_w[:, -1] - joints_w[:, -2]).mean(axis=0)
+    trunk = (joints_w[:, _NECK_AT] - joints_w[:, _PELVIS]).mean(axis=0)
     trunk_up = trunk / (np.linalg.norm(trunk) + 1e-12)
     normal, eigval = trunk_up, np.zeros(3)
     planted = np.zeros_like(speed, dtype=bool)
@@ -382,7 +398,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start, config
     )
     standing, why_standing = quiet_standing_cue(
-        joints_w[:, -1] - joints_w[:, -2],
+        joints_w[:, _NECK_AT] - joints_w[:, _PELVIS],
         np.asarray(planted.all(axis=1)),
         fps,
         min_standing_s=config.min_standing_s,
@@ -393,7 +409,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         # Standing on one foot, the body still holds its centre of mass over it: the trunk is the same weak
         # prior, read while one foot is flat and planted, and it fills the roll that foot leaves open.
         standing, _ = quiet_standing_cue(
-            joints_w[:, -1] - joints_w[:, -2],
+            joints_w[:, _NECK_AT] - joints_w[:, _PELVIS],
             np.asarray((planted[:, 0::2] & planted[:, 1::2]).any(axis=1)),
             fps,
             min_standing_s=config.min_standing_s,
@@ -566,7 +582,14 @@ def _flight(joints_w: np.ndarray, fps: float, normal: np.ndarray, config: FloorC
     full[:, _USED] = joints_w @ rotation_to_up(normal).T
     airborne = detect_foot_contacts(full, fps).airborne
     return flight_cue(
-        joints_w[:, -2], airborne, fps, min_frames=config.flight_min_frames, bias_deg=config.flight_bias_deg
+        joints_w.transpose(0, 2, 1) @ _COM_OF_USED,
+        airborne,
+        fps,
+        min_frames=config.flight_min_frames,
+        bias_deg=config.flight_bias_deg,
+        edge_frames=config.flight_edge_frames,
+        min_phase_frames=config.flight_min_phase_frames,
+        g_tolerance=config.flight_g_tolerance,
     )
 
 
@@ -594,8 +617,8 @@ def transform_sequence(seq: SmplSequence, rot: np.ndarray, shift_w: np.ndarray) 
 
 def level_sequence(seq: SmplSequence, config: FloorConfig = FloorConfig()) -> tuple[SmplSequence, FloorEstimate]:
     """Estimate the floor under `seq` and, if it is tilted, rotate and shift the clip so it is z = 0."""
-    # Only the six joints it reads (10 of the 24 joint rotations): the clip's full kinematics comes later,
-    # after resampling.
+    # Only the joints it reads (the feet, the trunk and the centre of mass's): the clip's full kinematics
+    # comes later, after resampling.
     estimate = _estimate_floor(smpl_joint_positions(seq.pose_rotvec, seq.trans_w, _USED), seq.fps, config)
     if not estimate.applied:
         return seq, estimate

@@ -4,8 +4,10 @@
   clips, not fitted per clip; the rest skeleton's are close). Planted flat feet then lie on one plane
   with known offsets per joint, so the ankle-toe line of a single foot fixes the pitch along it, and
   two feet side by side fix the roll across them: in-place motions get a floor.
-- Ballistic flight: while neither foot touches the ground, the pelvis falls freely, so its
-  acceleration (second difference, smoothed) points along -gravity, whatever the feet do.
+- Ballistic flight: while neither foot touches the ground, the body's centre of mass falls freely, so the
+  acceleration of a parabola fitted to it points along -gravity, whatever the feet do. The pelvis does not
+  fall freely (the legs tuck and swing under it): on the level tuning clips its acceleration is 5-16 deg
+  off +z, the centre of mass's 0.3-5 deg (bench/bench_floor.py --flight).
 - Quiet standing: with both feet planted, the trunk (pelvis to neck) is held near gravity; a weak
   prior with the lean of people standing as its spread.
 
@@ -186,32 +188,68 @@ def _weak_inverse(normal_matrix: np.ndarray) -> np.ndarray:
     return (eigvec / np.maximum(eigval, floor)) @ eigvec.T
 
 
-def flight_cue(
-    pelvis_w: np.ndarray, airborne: np.ndarray, fps: float, *, min_frames: int, bias_deg: float
-) -> tuple[Cue | None, str]:
-    """Normal from the pelvis's free fall: minus its mean acceleration over airborne frames.
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of every run of True in the 1-D `mask`."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    return [(int(a), int(b)) for a, b in zip(edges[0::2], edges[1::2], strict=True)]
 
-    Accelerations are second differences, smoothed over three frames; only frames whose whole stencil
-    (five frames) is airborne are used, so take-off and landing impulses stay out. A mean acceleration
-    far from g (not a free fall: a tracking glitch) gives no cue."""
-    if len(pelvis_w) < 5:
-        return None, "flight: clip too short"
-    acc = (pelvis_w[2:] - 2 * pelvis_w[1:-1] + pelvis_w[:-2]) * fps**2  # at frames 1..T-2
-    smooth = (acc[:-2] + acc[1:-1] + acc[2:]) / 3.0  # at frames 2..T-3
-    window = np.lib.stride_tricks.sliding_window_view(airborne, 5).all(axis=1)  # centred at 2..T-3
-    used = smooth[window]
-    if len(used) < min_frames:
-        return None, f"flight: {len(used)} free-fall frames (need {min_frames})"
-    mean = used.mean(axis=0)
-    size = float(np.linalg.norm(mean))
-    if not 0.5 * GRAVITY_M_S2 < size < 1.5 * GRAVITY_M_S2:
-        return None, f"flight: free-fall acceleration {size:.1f} m/s^2, not g"
-    normal = -mean / size
-    perpendicular = used - np.outer(used @ normal, normal)
-    # Three-frame smoothing correlates neighbours: a third of the frames are independent.
-    independent = max(len(used) / 3.0, 1.0)
-    stat_deg = float(np.degrees(np.sqrt(np.sum(perpendicular**2) / max(len(used) - 1, 1) / independent) / size))
-    return Cue("flight", normal, float(np.hypot(stat_deg, bias_deg)), len(used), bias_deg), ""
+
+def flight_cue(
+    com_w: np.ndarray,
+    airborne: np.ndarray,
+    fps: float,
+    *,
+    min_frames: int,
+    bias_deg: float,
+    edge_frames: int = 0,
+    min_phase_frames: int = 4,
+    g_tolerance: float = 0.2,
+) -> tuple[Cue | None, str]:
+    """Normal from the centre of mass's free fall: minus the acceleration of a parabola fitted to it in flight.
+
+    `com_w` (T, 3) the body's centre of mass (:func:`retarget.body_com.body_com_w`); `airborne` (T,) frames with
+    neither foot down. Each flight phase (a run of airborne frames less `edge_frames` at each end, at least
+    `min_phase_frames` long) gets its own position and velocity, all share one acceleration: least squares on
+    the positions, so no second difference amplifies the reconstruction's noise. The covariance of that
+    acceleration comes from the fit's residuals (3 x 3, pooled over phases); turned into the direction's
+    2 x 2 covariance (divided by the acceleration's size squared) and widened by the isotropic `bias_deg`.
+    An acceleration whose size is more than `g_tolerance` (a fraction) from g is not a free fall (feet
+    dragged just above the floor, a tracking glitch) and gives no cue. Returns (cue or None, why none)."""
+    phases = [
+        (a + edge_frames, b - edge_frames)
+        for a, b in _runs(np.asarray(airborne, dtype=bool))
+        if b - a - 2 * edge_frames >= min_phase_frames
+    ]
+    frames = sum(b - a for a, b in phases)
+    if frames < min_frames or not phases:
+        return None, f"flight: {frames} free-fall frames (need {min_frames})"
+    design = np.zeros((frames, 2 * len(phases) + 1))
+    row = 0
+    for k, (a, b) in enumerate(phases):
+        t_s = (np.arange(a, b) - (a + b - 1) / 2.0) / fps  # centred: the columns stay well conditioned
+        design[row : row + len(t_s), 2 * k] = 1.0
+        design[row : row + len(t_s), 2 * k + 1] = t_s
+        design[row : row + len(t_s), -1] = 0.5 * t_s**2
+        row += len(t_s)
+    target = np.concatenate([com_w[a:b] for a, b in phases])
+    solution, *_ = np.linalg.lstsq(design, target, rcond=None)
+    acc = solution[-1]
+    size = float(np.linalg.norm(acc))
+    if abs(size - GRAVITY_M_S2) > g_tolerance * GRAVITY_M_S2:
+        return None, (
+            f"flight: free-fall acceleration {size:.1f} m/s^2, not g (within {100 * g_tolerance:g} %; "
+            f"{frames} frames)"
+        )
+    normal = -acc / size
+    residual = target - design @ solution
+    dof = max(frames - design.shape[1], 1)
+    # A fit that is exact because it has as many frames as unknowns claims no precision: floored at 0.1 mm.
+    residual_cov = residual.T @ residual / dof + np.eye(3) * MIN_RESIDUAL_M**2
+    acc_cov = float(np.linalg.inv(design.T @ design)[-1, -1]) * residual_cov
+    across = np.eye(3) - np.outer(normal, normal)
+    cov_w = across @ acc_cov @ across / size**2 + isotropic_cov(normal, bias_deg)
+    stderr = float(np.degrees(np.sqrt(max(np.trace(cov_w), 0.0))))
+    return Cue("flight", normal, stderr, frames, bias_deg, cov_w), ""
 
 
 def quiet_standing_cue(
