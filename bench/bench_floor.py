@@ -6,6 +6,8 @@ does for the retarget's foot metrics.
     nice -n 10 python bench/bench_floor.py --mocap      # each cue on the CMU studio clip, whose floor is level
     nice -n 10 python bench/bench_floor.py --set flat_edge_s=0.1 [--calibrate]  # the new estimator, one field changed
     nice -n 10 python bench/bench_floor.py --retarget [--clips walk_level2_filter,...] [--tilts 3,8,15]
+    nice -n 10 python bench/bench_floor.py --flight     # the flight fit on the level clips: pelvis vs centre of mass
+    nice -n 10 python bench/bench_floor.py --limbs [--clips all|NAME,...] [--tilts 3,8,15] [--axis x+y]  # 30 s
 
 Estimator mode: every bundled clip tilted by 3, 8 and 15 deg about x, y and both horizontal diagonals
 and lifted by (0.4, -0.3, 0.25) m. The error counted is the tilt left in the clip after the estimator
@@ -17,6 +19,16 @@ on the test half, the tuning half (bench/clip_split.py, the project's one split)
 tilt on the untilted (level) clips (its bias), whole and as pitch along the feet / roll across; how far
 two cues differ on the same clip; the depth drift; level clips changed; per-clip medians. The untilted
 bundled clips are taken as level (ASAP levelled them).
+
+Flight mode: on every untilted clip, the parabola the flight cue fits, to the pelvis and to the body's centre of
+mass over the same airborne frames: the tilt of its acceleration from +z and its size, and per set the bias that
+makes the centre of mass's cue honest (Mahalanobis size sqrt(2) RMS; FloorConfig.flight_bias_deg is the tuning
+half's).
+
+Limbs mode: the limb direction error (both definitions: retarget/metrics/limbs.py, limbs_indep.py) against the
+untilted human clip of (a) the untilted clip's retarget, (b) the tilted and lifted clip's retarget after
+levelling, (c) its retarget without; b - a per clip and the share of clips within 0.5 deg, per set, motion type
+and tilt.
 
 Retarget mode (the original bench):
 Each bundled clip is tilted by each angle about the diagonal horizontal axis (x+y) and lifted by
@@ -38,20 +50,19 @@ import numpy as np
 from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
-from retarget.body_com import COM_WEIGHTS
-from retarget.contacts import detect_foot_contacts
 from retarget.floor import (
     _USED,
     CUE_NAMES,
     FloorConfig,
-    _flight,
     estimate_floor,
+    flight_airborne,
     level_sequence,
     rotation_to_up,
     tilt_size,
     transform_sequence,
+    used_com_w,
 )
-from retarget.floor_cues import GRAVITY_M_S2, Cue, flight_cue, isotropic_cov, rest_foot_heights_m, settled
+from retarget.floor_cues import GRAVITY_M_S2, fit_free_fall, isotropic_cov, rest_foot_heights_m, settled
 from retarget.metrics import MetricsConfig, evaluate_motion
 from retarget.metrics.clip import align
 from retarget.metrics.human import HumanReference
@@ -527,7 +538,9 @@ def _honest_bias_deg(tilts_deg: np.ndarray, cov_w: list[np.ndarray], normals: li
 
     def rms(bias: float) -> float:
         return float(
-            np.sqrt(np.mean([tilt_size(n, c + isotropic_cov(n, bias)) ** 2 for n, c in zip(normals, cov_w, strict=True)]))
+            np.sqrt(
+                np.mean([tilt_size(n, c + isotropic_cov(n, bias)) ** 2 for n, c in zip(normals, cov_w, strict=True)])
+            )
         )
 
     if rms(0.0) <= np.sqrt(2.0):
@@ -540,41 +553,44 @@ def _honest_bias_deg(tilts_deg: np.ndarray, cov_w: list[np.ndarray], normals: li
 
 
 def flight_bench(config: FloorConfig = NEW) -> None:
-    """The flight cue on the untilted clips (taken as level): the same parabola fit to the pelvis and to the
-    centre of mass, over the airborne frames the estimator finds; the bias that makes it honest."""
+    """The flight fit on the untilted clips (taken as level): the same parabola fitted to the pelvis and to the
+    centre of mass, over the airborne frames the estimator finds; the bias that makes the cue honest there."""
     print(
         "Flight on the untilted clips: tilt of the fitted free-fall acceleration from +z [deg] and its size [m/s^2],"
         " pelvis vs centre of mass (same frames, same fit);\nthe centre of mass's residual standard error [deg] and"
-        f" Mahalanobis size without a bias; used: passes the {100 * config.flight_g_tolerance:g} % gate on g"
+        f" Mahalanobis size without a bias; used: within {100 * config.flight_g_tolerance:g} % of g"
     )
-    print("| clip | set | frames | pelvis tilt / accel | CoM tilt / accel | CoM residual stderr | CoM size (no bias) | used |")
+    print("| clip | set | frames | pelvis tilt / accel | CoM tilt / accel | CoM residual stderr | CoM size | used |")
     print("|---|---|---|---|---|---|---|---|")
-    unbiased = dataclasses.replace(config, flight_bias_deg=0.0, flight_g_tolerance=10.0)
     rows: dict[str, tuple[float, float, np.ndarray, np.ndarray, bool]] = {}
+    fit = {"edge_frames": config.flight_edge_frames, "min_phase_frames": config.flight_min_phase_frames}
     for name in sorted(TYPE_OF):
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         joints = _joints(seq)
         used = joints[:, _USED]
+        # The start the estimator turns the clip to before telling the airborne frames: the feet's normal.
         est = estimate_floor(joints, seq.fps, config)
         start = next((c.normal_w for c in est.considered if c.name in ("footfalls", "foot geometry")), _UP)
-        com, _ = _flight(used, seq.fps, start, unbiased)
-        pelvis_config = dataclasses.replace(unbiased)
-        pelvis, _ = _flight_of(used[:, 4], used, seq.fps, start, pelvis_config)
-        if com is None or pelvis is None:
+        airborne = flight_airborne(used, seq.fps, start)
+        com = fit_free_fall(used_com_w(used), airborne, seq.fps, **fit)
+        pelvis = fit_free_fall(used[:, 4], airborne, seq.fps, **fit)
+        if com is None or pelvis is None or com.frames < config.flight_min_frames:
             continue
-        g_com = _accel_size(used, seq.fps, start, unbiased, com=True)
-        g_pel = _accel_size(used, seq.fps, start, unbiased, com=False)
+        g_com = float(np.linalg.norm(com.acc_w))
+        normal = -com.acc_w / g_com
+        across = np.eye(3) - np.outer(normal, normal)
+        cov = across @ com.acc_cov_w @ across / g_com**2
         ok = abs(g_com - GRAVITY_M_S2) <= config.flight_g_tolerance * GRAVITY_M_S2
-        cov = com.covariance_w()
-        rows[name] = (_angle_deg(pelvis.normal_w, _UP), _angle_deg(com.normal_w, _UP), cov, com.normal_w, ok)
+        pelvis_tilt = _angle_deg(-pelvis.acc_w / np.linalg.norm(pelvis.acc_w), _UP)
+        rows[name] = (pelvis_tilt, _angle_deg(normal, _UP), cov, normal, ok)
         print(
-            f"| {name.removesuffix('_filter')} | {'T' if name in TUNING_CLIPS else 'R'} | {com.samples} | "
-            f"{rows[name][0]:.2f} / {g_pel:.2f} | {rows[name][1]:.2f} / {g_com:.2f} | {com.stderr_deg:.2f} | "
-            f"{tilt_size(com.normal_w, cov):.2f} | {'yes' if ok else 'no'} |"
+            f"| {name.removesuffix('_filter')} | {'T' if name in TUNING_CLIPS else 'R'} | {com.frames} | "
+            f"{pelvis_tilt:.2f} / {np.linalg.norm(pelvis.acc_w):.2f} | {rows[name][1]:.2f} / {g_com:.2f} | "
+            f"{np.degrees(np.sqrt(np.trace(cov))):.2f} | {tilt_size(normal, cov):.2f} | {'yes' if ok else 'no'} |"
         )
     print(
-        "\nPer set, clips whose flight passes the gate: tilt from +z [deg] median / 90th percentile / max / RMS;"
-        " the bias that makes the CoM's Mahalanobis size sqrt(2) RMS"
+        "\nPer set, clips whose flight is within the gate on g: tilt from +z [deg] median / 90th percentile / max /"
+        " RMS; the bias that makes the CoM's Mahalanobis size sqrt(2) RMS (FloorConfig.flight_bias_deg: tuning)"
     )
     print("| set | pelvis | centre of mass | honest bias [deg] |")
     print("|---|---|---|---|")
@@ -583,33 +599,6 @@ def flight_bench(config: FloorConfig = NEW) -> None:
         pel, com_tilt = np.array([r[0] for r in kept]), np.array([r[1] for r in kept])
         bias = _honest_bias_deg(com_tilt, [r[2] for r in kept], [r[3] for r in kept])
         print(f"| {set_name} | {_stats(pel)} | {_stats(com_tilt)} | {bias:.2f} |")
-
-
-def _flight_of(
-    point_w: np.ndarray, used: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig
-) -> tuple[Cue | None, str]:
-    """The flight cue's fit on `point_w` (T, 3) over the frames the estimator takes as airborne."""
-    full = np.zeros((len(used), 24, 3))
-    full[:, _USED] = used @ rotation_to_up(normal).T
-    airborne = detect_foot_contacts(full, fps).airborne
-    return flight_cue(
-        point_w,
-        airborne,
-        fps,
-        min_frames=config.flight_min_frames,
-        bias_deg=config.flight_bias_deg,
-        edge_frames=config.flight_edge_frames,
-        min_phase_frames=config.flight_min_phase_frames,
-        g_tolerance=config.flight_g_tolerance,
-    )
-
-
-def _accel_size(used: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig, com: bool) -> float:
-    """Size of the flight fit's acceleration [m/s^2] (the gate lifted: the cue's message carries it)."""
-    point = used.transpose(0, 2, 1) @ COM_WEIGHTS[_USED] if com else used[:, 4]
-    strict = dataclasses.replace(config, flight_g_tolerance=-1.0)
-    _, why = _flight_of(point, used, fps, normal, strict)
-    return float(why.split("acceleration ")[1].split(" ")[0])
 
 
 def _limb_errors_deg(seq: SmplSequence, human_seq: SmplSequence, config: RetargetConfig) -> tuple[float, float]:
@@ -638,8 +627,8 @@ def limbs_bench(names: tuple[str, ...], tilts_deg: tuple[float, ...], axis_name:
         " then retargeted, c = tilted clip retargeted as it is;\nproject's definition (limbs.py) | independent"
         " (limbs_indep.py); tilt left = angle between the levelled clip's +z and the untilted clip's"
     )
-    print("| clip | set | type | tilt | tilt left | a | b | c | b - a | a (indep) | b (indep) | c (indep) | b - a (indep) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| clip | set | type | tilt | tilt left | a | b | c | b - a | a, b, c, b - a (independent) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         base, _ = level_sequence(seq)
@@ -653,16 +642,18 @@ def limbs_bench(names: tuple[str, ...], tilts_deg: tuple[float, ...], axis_name:
             rows[(name, tilt)] = {"left": left, "a": a[0], "b": b[0], "c": c[0], "ai": a[1], "bi": b[1], "ci": c[1]}
             print(
                 f"| {name.removesuffix('_filter')} | {'T' if name in TUNING_CLIPS else 'R'} | {TYPE_OF[name]} | "
-                f"{tilt:g} | {left:.2f} | {a[0]:.2f} | {b[0]:.2f} | {c[0]:.2f} | {b[0] - a[0]:+.2f} | {a[1]:.2f} | "
-                f"{b[1]:.2f} | {c[1]:.2f} | {b[1] - a[1]:+.2f} |",
+                f"{tilt:g} | {left:.2f} | {a[0]:.2f} | {b[0]:.2f} | {c[0]:.2f} | {b[0] - a[0]:+.2f} | {a[1]:.2f}, "
+                f"{b[1]:.2f}, {c[1]:.2f}, {b[1] - a[1]:+.2f} |",
                 flush=True,
             )
     print(
         "\nPer set, motion type and tilt: medians of a / b / c [deg]; b - a median / max; share of clips with"
         " b - a <= 0.5 deg (the levelled retarget within 0.5 deg of the untilted one); project's | independent"
     )
-    print("| set | type | tilt | clips | a / b / c | b - a median / max | b - a <= 0.5° | a / b / c (indep) |"
-          " b - a (indep) median / max | b - a <= 0.5° (indep) |")
+    print(
+        "| set | type | tilt | clips | a / b / c | b - a median / max | b - a <= 0.5° | a / b / c (indep) |"
+        " b - a (indep) median / max | b - a <= 0.5° (indep) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
     for set_name, members in sets.items():
@@ -706,7 +697,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.set:
         global NEW
-        changes = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+        # Each value as its field's type (an int field takes "1", not 1.0).
+        changes = {k: type(getattr(NEW, k))(float(v)) for k, v in (item.split("=", 1) for item in args.set)}
 
         NEW = CONFIGS["new"] = dataclasses.replace(NEW, **changes)  # type: ignore[arg-type]
     if args.calibrate:

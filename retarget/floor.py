@@ -115,11 +115,12 @@ class FloorConfig:
     flight_min_phase_frames: int = 4
     """Frames a flight phase needs to enter the flight cue's parabola fit (it has three unknowns per axis)."""
     flight_edge_frames: int = 0
-    """Frames dropped at each end of a flight phase (take-off, landing). None: dropping one moved the tuning
-    half's level clips further off +z (2.42 deg RMS against 2.13; bench/bench_floor.py --flight)."""
+    """Frames dropped at each end of a flight phase (take-off, landing). None: dropping one leaves the level
+    tuning clips' flights further off +z (2.41 deg RMS against 2.32; bench/bench_floor.py --flight --set
+    flight_edge_frames=1)."""
     flight_g_tolerance: float = 0.2
     """A flight's fitted acceleration more than this fraction from g is no free fall [-]: on the level tuning
-    clips the jumps' centre of mass falls at 8.9-9.8 m/s^2, the false flights (feet dragged just above the
+    clips the jumps' centre of mass falls at 8.4-9.9 m/s^2 (within 14 %), the false flights (feet skimming the
     floor) at 2.4-4.2 (bench/bench_floor.py --flight)."""
     flight_bias_deg: float = 2.24
     """Systematic error of the flight cue [deg], added to its residual covariance (isotropic): the term that
@@ -576,14 +577,24 @@ def _drift(
     return float(np.degrees(np.arccos(np.clip(normals[0] @ normals[1], -1.0, 1.0)))), rise_m
 
 
-def _flight(joints_w: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:
-    """The flight cue, airborne frames told by the project's contact detector on the clip turned to `normal`."""
+def flight_airborne(joints_w: np.ndarray, fps: float, normal: np.ndarray) -> np.ndarray:
+    """(T,) frames with neither foot down, told by the project's contact detector on the joints read
+    ((T, len(_USED), 3), order of `_USED`) turned so that `normal` is +z."""
     full = np.zeros((len(joints_w), 24, 3))
     full[:, _USED] = joints_w @ rotation_to_up(normal).T
-    airborne = detect_foot_contacts(full, fps).airborne
+    return detect_foot_contacts(full, fps).airborne
+
+
+def used_com_w(joints_w: np.ndarray) -> np.ndarray:
+    """(T, 3) the body's centre of mass from the joints read ((T, len(_USED), 3), order of `_USED`)."""
+    return joints_w.transpose(0, 2, 1) @ _COM_OF_USED
+
+
+def _flight(joints_w: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:
+    """The flight cue of the centre of mass, airborne frames told on the clip turned to `normal`."""
     return flight_cue(
-        joints_w.transpose(0, 2, 1) @ _COM_OF_USED,
-        airborne,
+        used_com_w(joints_w),
+        flight_airborne(joints_w, fps, normal),
         fps,
         min_frames=config.flight_min_frames,
         bias_deg=config.flight_bias_deg,

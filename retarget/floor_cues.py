@@ -194,6 +194,51 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in zip(edges[0::2], edges[1::2], strict=True)]
 
 
+@dataclass(frozen=True)
+class FreeFall:
+    """A parabola fitted to a point's flight phases: the shared acceleration and its covariance."""
+
+    acc_w: np.ndarray
+    """(3,) fitted acceleration in the world frame [m/s^2]."""
+    acc_cov_w: np.ndarray
+    """(3, 3) its covariance from the fit's residuals [(m/s^2)^2]."""
+    frames: int
+    """Frames fitted."""
+
+
+def fit_free_fall(
+    point_w: np.ndarray, airborne: np.ndarray, fps: float, *, edge_frames: int = 0, min_phase_frames: int = 4
+) -> FreeFall | None:
+    """Least squares on the positions `point_w` (T, 3) over each flight phase (a run of `airborne` frames less
+    `edge_frames` at each end, at least `min_phase_frames` long): each phase its own position and velocity, all
+    one acceleration, so no second difference amplifies the reconstruction's noise. The acceleration's
+    covariance is the residuals' (3 x 3, pooled over phases) through the fit. None: no phase long enough."""
+    phases = [
+        (a + edge_frames, b - edge_frames)
+        for a, b in _runs(np.asarray(airborne, dtype=bool))
+        if b - a - 2 * edge_frames >= min_phase_frames
+    ]
+    if not phases:
+        return None
+    frames = sum(b - a for a, b in phases)
+    design = np.zeros((frames, 2 * len(phases) + 1))
+    row = 0
+    for k, (a, b) in enumerate(phases):
+        t_s = (np.arange(a, b) - (a + b - 1) / 2.0) / fps  # centred: the columns stay well conditioned
+        design[row : row + len(t_s), 2 * k] = 1.0
+        design[row : row + len(t_s), 2 * k + 1] = t_s
+        design[row : row + len(t_s), -1] = 0.5 * t_s**2
+        row += len(t_s)
+    target = np.concatenate([point_w[a:b] for a, b in phases])
+    solution, *_ = np.linalg.lstsq(design, target, rcond=None)
+    residual = target - design @ solution
+    dof = max(frames - design.shape[1], 1)
+    # A fit that is exact because it has as many frames as unknowns claims no precision: floored at 0.1 mm.
+    residual_cov = residual.T @ residual / dof + np.eye(3) * MIN_RESIDUAL_M**2
+    acc_cov = float(np.linalg.inv(design.T @ design)[-1, -1]) * residual_cov
+    return FreeFall(solution[-1], acc_cov, frames)
+
+
 def flight_cue(
     com_w: np.ndarray,
     airborne: np.ndarray,
@@ -208,46 +253,22 @@ def flight_cue(
     """Normal from the centre of mass's free fall: minus the acceleration of a parabola fitted to it in flight.
 
     `com_w` (T, 3) the body's centre of mass (:func:`retarget.body_com.body_com_w`); `airborne` (T,) frames with
-    neither foot down. Each flight phase (a run of airborne frames less `edge_frames` at each end, at least
-    `min_phase_frames` long) gets its own position and velocity, all share one acceleration: least squares on
-    the positions, so no second difference amplifies the reconstruction's noise. The covariance of that
-    acceleration comes from the fit's residuals (3 x 3, pooled over phases); turned into the direction's
-    2 x 2 covariance (divided by the acceleration's size squared) and widened by the isotropic `bias_deg`.
-    An acceleration whose size is more than `g_tolerance` (a fraction) from g is not a free fall (feet
-    dragged just above the floor, a tracking glitch) and gives no cue. Returns (cue or None, why none)."""
-    phases = [
-        (a + edge_frames, b - edge_frames)
-        for a, b in _runs(np.asarray(airborne, dtype=bool))
-        if b - a - 2 * edge_frames >= min_phase_frames
-    ]
-    frames = sum(b - a for a, b in phases)
-    if frames < min_frames or not phases:
+    neither foot down; the fit is :func:`fit_free_fall`'s. Its acceleration's covariance becomes the direction's
+    2 x 2 covariance (across the direction, divided by the acceleration's size squared), widened by the
+    isotropic `bias_deg`. An acceleration whose size is more than `g_tolerance` (a fraction) from g is not a
+    free fall (feet skimming the floor, a tracking glitch) and gives no cue. Returns (cue or None, why none)."""
+    fall = fit_free_fall(com_w, airborne, fps, edge_frames=edge_frames, min_phase_frames=min_phase_frames)
+    frames = 0 if fall is None else fall.frames
+    if fall is None or frames < min_frames:
         return None, f"flight: {frames} free-fall frames (need {min_frames})"
-    design = np.zeros((frames, 2 * len(phases) + 1))
-    row = 0
-    for k, (a, b) in enumerate(phases):
-        t_s = (np.arange(a, b) - (a + b - 1) / 2.0) / fps  # centred: the columns stay well conditioned
-        design[row : row + len(t_s), 2 * k] = 1.0
-        design[row : row + len(t_s), 2 * k + 1] = t_s
-        design[row : row + len(t_s), -1] = 0.5 * t_s**2
-        row += len(t_s)
-    target = np.concatenate([com_w[a:b] for a, b in phases])
-    solution, *_ = np.linalg.lstsq(design, target, rcond=None)
-    acc = solution[-1]
-    size = float(np.linalg.norm(acc))
+    size = float(np.linalg.norm(fall.acc_w))
     if abs(size - GRAVITY_M_S2) > g_tolerance * GRAVITY_M_S2:
         return None, (
-            f"flight: free-fall acceleration {size:.1f} m/s^2, not g (within {100 * g_tolerance:g} %; "
-            f"{frames} frames)"
+            f"flight: free-fall acceleration {size:.1f} m/s^2, not g (within {100 * g_tolerance:g} %; {frames} frames)"
         )
-    normal = -acc / size
-    residual = target - design @ solution
-    dof = max(frames - design.shape[1], 1)
-    # A fit that is exact because it has as many frames as unknowns claims no precision: floored at 0.1 mm.
-    residual_cov = residual.T @ residual / dof + np.eye(3) * MIN_RESIDUAL_M**2
-    acc_cov = float(np.linalg.inv(design.T @ design)[-1, -1]) * residual_cov
+    normal = -fall.acc_w / size
     across = np.eye(3) - np.outer(normal, normal)
-    cov_w = across @ acc_cov @ across / size**2 + isotropic_cov(normal, bias_deg)
+    cov_w = across @ fall.acc_cov_w @ across / size**2 + isotropic_cov(normal, bias_deg)
     stderr = float(np.degrees(np.sqrt(max(np.trace(cov_w), 0.0))))
     return Cue("flight", normal, stderr, frames, bias_deg, cov_w), ""
 
