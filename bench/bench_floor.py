@@ -639,7 +639,16 @@ def limbs_bench(names: tuple[str, ...], tilts_deg: tuple[float, ...], axis_name:
             levelled, est = level_sequence(tilted)
             b, c = _limb_errors_deg(levelled, seq, config), _limb_errors_deg(tilted, seq, config)
             left = _angle_deg(rot @ _UP, rotation_to_up(est.normal_w).T @ _UP if est.applied else _UP)
-            rows[(name, tilt)] = {"left": left, "a": a[0], "b": b[0], "c": c[0], "ai": a[1], "bi": b[1], "ci": c[1]}
+            rows[(name, tilt)] = {
+                "left": left,
+                "applied": float(est.applied),
+                "a": a[0],
+                "b": b[0],
+                "c": c[0],
+                "ai": a[1],
+                "bi": b[1],
+                "ci": c[1],
+            }
             print(
                 f"| {name.removesuffix('_filter')} | {'T' if name in TUNING_CLIPS else 'R'} | {TYPE_OF[name]} | "
                 f"{tilt:g} | {left:.2f} | {a[0]:.2f} | {b[0]:.2f} | {c[0]:.2f} | {b[0] - a[0]:+.2f} | {a[1]:.2f}, "
@@ -648,7 +657,8 @@ def limbs_bench(names: tuple[str, ...], tilts_deg: tuple[float, ...], axis_name:
             )
     print(
         "\nPer set, motion type and tilt: medians of a / b / c [deg]; b - a median / max; share of clips with"
-        " b - a <= 0.5 deg (the levelled retarget within 0.5 deg of the untilted one); project's | independent"
+        " b - a <= 0.5 deg (the levelled retarget within 0.5 deg of the untilted one), over all clips and over those"
+        " the estimator levelled (n: how many); project's | independent"
     )
     print(
         "| set | type | tilt | clips | a / b / c | b - a median / max | b - a <= 0.5° | a / b / c (indep) |"
@@ -663,12 +673,15 @@ def limbs_bench(names: tuple[str, ...], tilts_deg: tuple[float, ...], axis_name:
                 if not group:
                     continue
                 cells = []
+                done = np.array([r["applied"] for r in group]) > 0.5
                 for suffix in ("", "i"):
                     a, b, c = (np.array([r[k + suffix] for r in group]) for k in "abc")
                     cells += [
                         f"{np.median(a):.2f} / {np.median(b):.2f} / {np.median(c):.2f}",
                         f"{np.median(b - a):+.2f} / {np.max(b - a):+.2f}",
-                        f"{np.mean(b - a <= 0.5):.0%}",
+                        f"{np.mean(b - a <= 0.5):.0%}, levelled {np.mean((b - a)[done] <= 0.5):.0%} (n {done.sum()})"
+                        if done.any()
+                        else f"{np.mean(b - a <= 0.5):.0%}, levelled — (n 0)",
                     ]
                 print(f"| {set_name} | {kind} | {tilt:g} | {len(group)} | " + " | ".join(cells) + " |", flush=True)
 
