@@ -55,7 +55,7 @@ from retarget.floor import (
     CUE_NAMES,
     FloorConfig,
     estimate_floor,
-    flight_airborne,
+    flight_min_frames,
     level_sequence,
     rotation_to_up,
     tilt_size,
@@ -177,7 +177,7 @@ _REST_RISE_M = rest_foot_heights_m()[[0, 2]] - rest_foot_heights_m()[[1, 3]]
 """(2,) the rest skeleton's ankle above its own toe, left and right [m]."""
 OLD = FloorConfig(
     min_flat_s=float("inf"),
-    flight_min_frames=10**9,
+    flight_min_s=float("inf"),
     footfall_bias_deg=0.0,
     min_standing_s=float("inf"),
     flat_foot_heights_m=(0.0, 0.0, 0.0, 0.0),
@@ -568,13 +568,11 @@ def flight_bench(config: FloorConfig = NEW) -> None:
         seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
         joints = _joints(seq)
         used = joints[:, _USED]
-        # The start the estimator turns the clip to before telling the airborne frames: the feet's normal.
-        est = estimate_floor(joints, seq.fps, config)
-        start = next((c.normal_w for c in est.considered if c.name in ("footfalls", "foot geometry")), _UP)
-        airborne = flight_airborne(used, seq.fps, start)
+        airborne = estimate_floor(joints, seq.fps, config).airborne  # the frames the estimator takes as flight
+        assert airborne is not None
         com = fit_free_fall(used_com_w(used), airborne, seq.fps, **fit)
         pelvis = fit_free_fall(used[:, 4], airborne, seq.fps, **fit)
-        if com is None or pelvis is None or com.frames < config.flight_min_frames:
+        if com is None or pelvis is None or com.frames < flight_min_frames(config, seq.fps):
             continue
         g_com = float(np.linalg.norm(com.acc_w))
         normal = -com.acc_w / g_com

@@ -110,8 +110,11 @@ class FloorConfig:
     every tilt direction [m], so a direction the flat feet do not pin (one still foot's roll: its ankle and
     toe are a line) keeps the start's normal instead of wandering on noise; its variance, from the undamped
     fit, stays huge, and the fusion takes that direction from the other cues. Feet 10 cm apart move 0.25 %."""
-    flight_min_frames: int = 4
-    """Free-fall frames (in flight phases of at least `flight_min_phase_frames`) the flight cue needs."""
+    flight_min_s: float = 0.25
+    """Free-fall time (in flight phases of at least `flight_min_phase_frames`) the flight cue needs [s]: 8
+    frames at 30 Hz. Shorter flights leave a fit whose residuals claim far more than it knows (jump_forward_level1's
+    6 frames: 0.30 deg for a 4.9 deg miss); with 4 frames the level tuning clips' jumps came back 0.87 deg median
+    (none within 0.5 deg) against 0.81 (25 %) with 8 (bench/bench_floor.py --set flight_min_s=0.13)."""
     flight_min_phase_frames: int = 4
     """Frames a flight phase needs to enter the flight cue's parabola fit (it has three unknowns per axis)."""
     flight_edge_frames: int = 0
@@ -122,11 +125,11 @@ class FloorConfig:
     """A flight's fitted acceleration more than this fraction from g is no free fall [-]: on the level tuning
     clips the jumps' centre of mass falls at 8.4-9.9 m/s^2 (within 14 %), the false flights (feet skimming the
     floor) at 2.4-4.2 (bench/bench_floor.py --flight)."""
-    flight_bias_deg: float = 2.24
+    flight_bias_deg: float = 0.66
     """Systematic error of the flight cue [deg], added to its residual covariance (isotropic): the term that
     makes its tilts on the level tuning clips sqrt(2) Mahalanobis sizes RMS, as two honest degrees of freedom
-    (1.07 deg median, 2.32 RMS there; bench/bench_floor.py --flight). A video jump is no exact free fall (its
-    path is smoothed, its depth drifts), and the residuals of so short a fit understate that."""
+    (bench/bench_floor.py --flight). A video jump is no exact free fall (its path is smoothed, its depth
+    drifts), and the residuals of a short fit understate that."""
     min_standing_s: float = 0.5
     """Time with both feet planted the quiet-standing cue needs [s]."""
     quiet_standing_bias_deg: float = 5.06
@@ -185,6 +188,10 @@ class FloorEstimate:
     tilt_size: float = float("nan")
     """The tilt in standard errors along its own direction (Mahalanobis size under the fused 2 x 2
     covariance; without `FloorConfig.directional`, tilt / standard error) [-]: what the correction is gated on."""
+
+    airborne: np.ndarray | None = None
+    """(T,) the frames the flight cue took as airborne (neither foot down on the clip turned to the feet's
+    floor); the flight cue fits the frames of runs of at least `FloorConfig.flight_min_phase_frames`."""
 
     def manifest_metrics(self) -> dict[str, float]:
         """Batch-manifest fields: the estimate, and the correction made (zeros when none)."""
@@ -395,9 +402,9 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         outlier_mads=config.outlier_mads,
         damping_m=config.foot_geometry_damping_m if config.directional else 0.0,
     )
-    flight, why_flight = _flight(
-        joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start, config
-    )
+    # The airborne frames are told on the clip turned to the feet's floor (the trunk's without one).
+    airborne = flight_airborne(joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start)
+    flight, why_flight = _flight(joints_w, fps, airborne, config)
     standing, why_standing = quiet_standing_cue(
         joints_w[:, _NECK_AT] - joints_w[:, _PELVIS],
         np.asarray(planted.all(axis=1)),
@@ -457,6 +464,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             considered,
             drift_deg,
             drift_m,
+            airborne=airborne,
         )
     # The cues read the same feet, so their biases need not average out: the uncertainty that decides
     # whether to correct is never below the least biased cue's bias.
@@ -497,6 +505,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             drift_deg,
             drift_m,
             size,
+            airborne,
         )
 
     # Both sizes the gates read: the tilt over the standard error shown, and along its own direction.
@@ -590,13 +599,20 @@ def used_com_w(joints_w: np.ndarray) -> np.ndarray:
     return joints_w.transpose(0, 2, 1) @ _COM_OF_USED
 
 
-def _flight(joints_w: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:
-    """The flight cue of the centre of mass, airborne frames told on the clip turned to `normal`."""
+def flight_min_frames(config: FloorConfig, fps: float) -> int:
+    """Free-fall frames the flight cue needs at `fps` [Hz] (`FloorConfig.flight_min_s`; never fewer than 4)."""
+    if not np.isfinite(config.flight_min_s):
+        return np.iinfo(np.int64).max
+    return max(4, int(np.ceil(config.flight_min_s * fps - 1e-9)))
+
+
+def _flight(joints_w: np.ndarray, fps: float, airborne: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:
+    """The flight cue of the centre of mass over the `airborne` frames."""
     return flight_cue(
         used_com_w(joints_w),
-        flight_airborne(joints_w, fps, normal),
+        airborne,
         fps,
-        min_frames=config.flight_min_frames,
+        min_frames=flight_min_frames(config, fps),
         bias_deg=config.flight_bias_deg,
         edge_frames=config.flight_edge_frames,
         min_phase_frames=config.flight_min_phase_frames,
