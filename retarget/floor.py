@@ -112,24 +112,26 @@ class FloorConfig:
     fit, stays huge, and the fusion takes that direction from the other cues. Feet 10 cm apart move 0.25 %."""
     flight_min_s: float = 0.25
     """Free-fall time (in flight phases of at least `flight_min_phase_frames`) the flight cue needs [s]: 8
-    frames at 30 Hz. Shorter flights leave a fit whose residuals claim far more than it knows (jump_forward_level1's
-    6 frames: 0.30 deg for a 4.9 deg miss); with 4 frames the level tuning clips' jumps came back 0.87 deg median
-    (none within 0.5 deg) against 0.81 (25 %) with 8 (bench/bench_floor.py --set flight_min_s=0.13)."""
+    frames at 30 Hz. Shorter flights leave a fit whose residuals claim far more than it knows
+    (jump_forward_level1's 6 frames: 0.30 deg for a 4.9 deg miss), and the bias that covers them (2.39 deg at
+    4 frames) drowns the long ones: on the tuning half 4 frames left 0.98 deg median (20 % within 0.5 deg),
+    0.25 s 0.86 (35 %) (bench/bench_floor.py --set flight_min_s=0.13 --set flight_bias_deg=2.39)."""
     flight_min_phase_frames: int = 4
     """Frames a flight phase needs to enter the flight cue's parabola fit (it has three unknowns per axis)."""
     flight_edge_frames: int = 0
-    """Frames dropped at each end of a flight phase (take-off, landing). None: dropping one leaves the level
-    tuning clips' flights further off +z (2.41 deg RMS against 2.32; bench/bench_floor.py --flight --set
-    flight_edge_frames=1)."""
+    """Frames dropped at each end of a flight phase (take-off, landing). None: dropping one (with its own honest
+    bias, 0.79 deg) leaves 30 % of the tuning half's tilted cases within 0.5 deg against 35 %
+    (bench/bench_floor.py --set flight_edge_frames=1 --set flight_bias_deg=0.79)."""
     flight_g_tolerance: float = 0.2
     """A flight's fitted acceleration more than this fraction from g is no free fall [-]: on the level tuning
-    clips the jumps' centre of mass falls at 8.4-9.9 m/s^2 (within 14 %), the false flights (feet skimming the
-    floor) at 2.4-4.2 (bench/bench_floor.py --flight)."""
+    clips the jumps' centre of mass falls at 8.4-9.6 m/s^2 (within 15 %), the false flights (feet skimming the
+    floor, a jump with no foot cue turned to the trunk) at 1.3-4.2 (bench/bench_floor.py --flight)."""
     flight_bias_deg: float = 0.66
     """Systematic error of the flight cue [deg], added to its residual covariance (isotropic): the term that
     makes its tilts on the level tuning clips sqrt(2) Mahalanobis sizes RMS, as two honest degrees of freedom
-    (bench/bench_floor.py --flight). A video jump is no exact free fall (its path is smoothed, its depth
-    drifts), and the residuals of a short fit understate that."""
+    (4 clips, 1.22 deg RMS off +z; bench/bench_floor.py --flight). A video jump is no exact free fall (its path
+    is smoothed, its depth drifts), and the residuals of a short fit understate that. On the test half the
+    same term would be 1.70 deg: there the cue is over-confident (2.68 Mahalanobis RMS)."""
     min_standing_s: float = 0.5
     """Time with both feet planted the quiet-standing cue needs [s]."""
     quiet_standing_bias_deg: float = 5.06
