@@ -6,8 +6,8 @@
   two feet side by side fix the roll across them: in-place motions get a floor.
 - Ballistic flight: while neither foot touches the ground, the body's centre of mass falls freely, so the
   acceleration of a parabola fitted to it points along -gravity, whatever the feet do. The pelvis does not
-  fall freely (the legs tuck and swing under it): on the level tuning clips its acceleration is 5-16 deg
-  off +z, the centre of mass's 0.3-5 deg (bench/bench_floor.py --flight).
+  fall freely (the legs tuck and swing under it): on the four level tuning clips with 0.25 s of flight its
+  fitted acceleration is 2.4-11 deg off +z, the centre of mass's 0.5-2.2 deg (bench/bench_floor.py --flight).
 - Quiet standing: with both feet planted, the trunk (pelvis to neck) is held near gravity; a weak
   prior with the lean of people standing as its spread.
 
