@@ -6,6 +6,8 @@ does for the retarget's foot metrics.
     nice -n 10 python bench/bench_floor.py --mocap      # each cue on the CMU studio clip, whose floor is level
     nice -n 10 python bench/bench_floor.py --set flat_edge_s=0.1 [--calibrate]  # the new estimator, one field changed
     nice -n 10 python bench/bench_floor.py --retarget [--clips walk_level2_filter,...] [--tilts 3,8,15]
+    nice -n 10 python bench/bench_floor.py --flight     # the flight fit on the level clips: pelvis vs centre of mass
+    nice -n 10 python bench/bench_floor.py --limbs [--clips all|NAME,...] [--tilts 3,8,15] [--axis x+y]  # 30 s
 
 Estimator mode: every bundled clip tilted by 3, 8 and 15 deg about x, y and both horizontal diagonals
 and lifted by (0.4, -0.3, 0.25) m. The error counted is the tilt left in the clip after the estimator
@@ -17,6 +19,16 @@ on the test half, the tuning half (bench/clip_split.py, the project's one split)
 tilt on the untilted (level) clips (its bias), whole and as pitch along the feet / roll across; how far
 two cues differ on the same clip; the depth drift; level clips changed; per-clip medians. The untilted
 bundled clips are taken as level (ASAP levelled them).
+
+Flight mode: on every untilted clip, the parabola the flight cue fits, to the pelvis and to the body's centre of
+mass over the same airborne frames: the tilt of its acceleration from +z and its size, and per set the bias that
+makes the centre of mass's cue honest (Mahalanobis size sqrt(2) RMS; FloorConfig.flight_bias_deg is the tuning
+half's).
+
+Limbs mode: the limb direction error (both definitions: retarget/metrics/limbs.py, limbs_indep.py) against the
+untilted human clip of (a) the untilted clip's retarget, (b) the tilted and lifted clip's retarget after
+levelling, (c) its retarget without; b - a per clip and the share of clips within 0.5 deg, per set, motion type
+and tilt.
 
 Retarget mode (the original bench):
 Each bundled clip is tilted by each angle about the diagonal horizontal axis (x+y) and lifted by
@@ -38,14 +50,29 @@ import numpy as np
 from bench_data import SMPL_DIR
 
 from retarget.config import RetargetConfig
-from retarget.floor import CUE_NAMES, FloorConfig, estimate_floor, level_sequence, tilt_size, transform_sequence
-from retarget.floor_cues import rest_foot_heights_m, settled
+from retarget.floor import (
+    _USED,
+    CUE_NAMES,
+    FloorConfig,
+    estimate_floor,
+    flight_min_frames,
+    level_sequence,
+    rotation_to_up,
+    tilt_size,
+    transform_sequence,
+    used_com_w,
+)
+from retarget.floor_cues import GRAVITY_M_S2, fit_free_fall, isotropic_cov, rest_foot_heights_m, settled
 from retarget.metrics import MetricsConfig, evaluate_motion
+from retarget.metrics.clip import align
 from retarget.metrics.human import HumanReference
+from retarget.metrics.limbs_indep import score_indep
+from retarget.metrics.replay import replay_motion
 from retarget.pipeline import retarget_sequence
 from retarget.readers.amass import read_amass_npz
 from retarget.readers.bvh import BvhConfig, read_bvh
 from retarget.readers.bvh_smpl import bvh_to_smpl
+from retarget.resample import resample_sequence
 from retarget.rotations import quat_to_matrix, rotvec_to_matrix
 from retarget.skeleton import smpl_forward_kinematics
 from retarget.smpl_sequence import SmplSequence
@@ -150,7 +177,7 @@ _REST_RISE_M = rest_foot_heights_m()[[0, 2]] - rest_foot_heights_m()[[1, 3]]
 """(2,) the rest skeleton's ankle above its own toe, left and right [m]."""
 OLD = FloorConfig(
     min_flat_s=float("inf"),
-    flight_min_frames=10**9,
+    flight_min_s=float("inf"),
     footfall_bias_deg=0.0,
     min_standing_s=float("inf"),
     flat_foot_heights_m=(0.0, 0.0, 0.0, 0.0),
@@ -503,11 +530,172 @@ def mocap_bench() -> None:
         print(f"| {label} | {np.median(issue):.2f} / {max(issue):.2f} | {np.median(self_):.2f} / {max(self_):.2f} |")
 
 
+def _honest_bias_deg(tilts_deg: np.ndarray, cov_w: list[np.ndarray], normals: list[np.ndarray]) -> float:
+    """The isotropic bias [deg] that, added to each cue's residual covariance, makes the RMS Mahalanobis size of
+    its tilts from +z the square root of 2 (two honest degrees of freedom); 0 where they are honest without one."""
+    if not len(tilts_deg):
+        return float("nan")
+
+    def rms(bias: float) -> float:
+        return float(
+            np.sqrt(
+                np.mean([tilt_size(n, c + isotropic_cov(n, bias)) ** 2 for n, c in zip(normals, cov_w, strict=True)])
+            )
+        )
+
+    if rms(0.0) <= np.sqrt(2.0):
+        return 0.0
+    lo, hi = 0.0, 90.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if rms(mid) > np.sqrt(2.0) else (lo, mid)
+    return hi
+
+
+def flight_bench(config: FloorConfig = NEW) -> None:
+    """The flight fit on the untilted clips (taken as level): the same parabola fitted to the pelvis and to the
+    centre of mass, over the airborne frames the estimator finds; the bias that makes the cue honest there."""
+    print(
+        "Flight on the untilted clips: tilt of the fitted free-fall acceleration from +z [deg] and its size [m/s^2],"
+        " pelvis vs centre of mass (same frames, same fit);\nthe centre of mass's residual standard error [deg] and"
+        f" Mahalanobis size without a bias; used: within {100 * config.flight_g_tolerance:g} % of g"
+    )
+    print("| clip | set | frames | pelvis tilt / accel | CoM tilt / accel | CoM residual stderr | CoM size | used |")
+    print("|---|---|---|---|---|---|---|---|")
+    rows: dict[str, tuple[float, float, np.ndarray, np.ndarray, bool]] = {}
+    fit = {"edge_frames": config.flight_edge_frames, "min_phase_frames": config.flight_min_phase_frames}
+    for name in sorted(TYPE_OF):
+        seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
+        joints = _joints(seq)
+        used = joints[:, _USED]
+        airborne = estimate_floor(joints, seq.fps, config).airborne  # the frames the estimator takes as flight
+        assert airborne is not None
+        com = fit_free_fall(used_com_w(used), airborne, seq.fps, **fit)
+        pelvis = fit_free_fall(used[:, 4], airborne, seq.fps, **fit)
+        if com is None or pelvis is None or com.frames < flight_min_frames(config, seq.fps):
+            continue
+        g_com = float(np.linalg.norm(com.acc_w))
+        normal = -com.acc_w / g_com
+        across = np.eye(3) - np.outer(normal, normal)
+        cov = across @ com.acc_cov_w @ across / g_com**2
+        ok = abs(g_com - GRAVITY_M_S2) <= config.flight_g_tolerance * GRAVITY_M_S2
+        pelvis_tilt = _angle_deg(-pelvis.acc_w / np.linalg.norm(pelvis.acc_w), _UP)
+        rows[name] = (pelvis_tilt, _angle_deg(normal, _UP), cov, normal, ok)
+        print(
+            f"| {name.removesuffix('_filter')} | {'T' if name in TUNING_CLIPS else 'R'} | {com.frames} | "
+            f"{pelvis_tilt:.2f} / {np.linalg.norm(pelvis.acc_w):.2f} | {rows[name][1]:.2f} / {g_com:.2f} | "
+            f"{np.degrees(np.sqrt(np.trace(cov))):.2f} | {tilt_size(normal, cov):.2f} | {'yes' if ok else 'no'} |"
+        )
+    print(
+        "\nPer set, clips whose flight is within the gate on g: tilt from +z [deg] median / 90th percentile / max /"
+        " RMS; the bias that makes the CoM's Mahalanobis size sqrt(2) RMS (FloorConfig.flight_bias_deg: tuning)"
+    )
+    print("| set | pelvis | centre of mass | honest bias [deg] |")
+    print("|---|---|---|---|")
+    for set_name, names in (("tuning", TUNING_CLIPS), ("test", TEST_CLIPS), ("all", tuple(sorted(TYPE_OF)))):
+        kept = [rows[n] for n in names if n in rows and rows[n][4]]
+        pel, com_tilt = np.array([r[0] for r in kept]), np.array([r[1] for r in kept])
+        bias = _honest_bias_deg(com_tilt, [r[2] for r in kept], [r[3] for r in kept])
+        print(f"| {set_name} | {_stats(pel)} | {_stats(com_tilt)} | {bias:.2f} |")
+
+
+def _limb_errors_deg(seq: SmplSequence, human_seq: SmplSequence, config: RetargetConfig) -> tuple[float, float]:
+    """Retarget `seq` and score its limb directions against `human_seq` (the untilted human clip): the project's
+    definition (retarget/metrics/limbs.py, mean over segments and frames) and the independent one
+    (retarget/metrics/limbs_indep.py, mean over its five segment types) [deg]."""
+    motion = retarget_sequence(seq, config).motion
+    human_src = resample_sequence(human_seq, motion.fps)
+    human = HumanReference.from_joints(_joints(human_src), motion.fps, config.contacts)
+    spec = load_robot_spec(config.robot)
+    row = evaluate_motion(motion, human, spec, MetricsConfig())
+    motion, human = align(motion, human)
+    indep = score_indep(seq.name, replay_motion(spec, motion), human)
+    return row.limb_direction_error_deg, float(np.mean(list(indep.limb_dir_err_indep_deg.values())))
+
+
+def limbs_bench(names: tuple[str, ...], tilts_deg: tuple[float, ...], axis_name: str) -> None:
+    """Limb direction error of three retargets against the untilted human clip: (a) the untilted clip, (b) the
+    tilted and lifted clip levelled by the estimator, (c) the same tilted clip not levelled; b - a per clip."""
+    config = RetargetConfig()
+    axis = AXES[axis_name]
+    rows: dict[tuple[str, float], dict[str, float]] = {}
+    print(
+        f"Limb direction error against the untilted human clip [deg], tilts {', '.join(f'{t:g}' for t in tilts_deg)}"
+        f" deg about {axis_name}, lifted {OFFSET_M.tolist()} m: a = untilted clip retargeted, b = tilted clip levelled"
+        " then retargeted, c = tilted clip retargeted as it is;\nproject's definition (limbs.py) | independent"
+        " (limbs_indep.py); tilt left = angle between the levelled clip's +z and the untilted clip's"
+    )
+    print("| clip | set | type | tilt | tilt left | a | b | c | b - a | a, b, c, b - a (independent) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        seq = read_amass_npz(DATA / f"video_{name}_amass.npz")
+        base, _ = level_sequence(seq)
+        a = _limb_errors_deg(base, seq, config)
+        for tilt in tilts_deg:
+            rot = rotvec_to_matrix(axis * np.radians(tilt))
+            tilted = transform_sequence(seq, rot, OFFSET_M)
+            levelled, est = level_sequence(tilted)
+            b, c = _limb_errors_deg(levelled, seq, config), _limb_errors_deg(tilted, seq, config)
+            left = _angle_deg(rot @ _UP, rotation_to_up(est.normal_w).T @ _UP if est.applied else _UP)
+            rows[(name, tilt)] = {
+                "left": left,
+                "applied": float(est.applied),
+                "a": a[0],
+                "b": b[0],
+                "c": c[0],
+                "ai": a[1],
+                "bi": b[1],
+                "ci": c[1],
+            }
+            print(
+                f"| {name.removesuffix('_filter')} | {'T' if name in TUNING_CLIPS else 'R'} | {TYPE_OF[name]} | "
+                f"{tilt:g} | {left:.2f} | {a[0]:.2f} | {b[0]:.2f} | {c[0]:.2f} | {b[0] - a[0]:+.2f} | {a[1]:.2f}, "
+                f"{b[1]:.2f}, {c[1]:.2f}, {b[1] - a[1]:+.2f} |",
+                flush=True,
+            )
+    print(
+        "\nPer set, motion type and tilt: medians of a / b / c [deg]; b - a median / max; share of clips with"
+        " b - a <= 0.5 deg (the levelled retarget within 0.5 deg of the untilted one), over all clips and over those"
+        " the estimator levelled (n: how many); project's | independent"
+    )
+    print(
+        "| set | type | tilt | clips | a / b / c | b - a median / max | b - a <= 0.5° | a / b / c (indep) |"
+        " b - a (indep) median / max | b - a <= 0.5° (indep) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    sets = {"test": TEST_CLIPS, "tuning (development)": TUNING_CLIPS, "all": tuple(sorted(TYPE_OF))}
+    for set_name, members in sets.items():
+        for kind in (*MOTION_TYPE, "all types"):
+            for tilt in tilts_deg:
+                group = [rows[(n, tilt)] for n in names if n in members and (kind == "all types" or TYPE_OF[n] == kind)]
+                if not group:
+                    continue
+                cells = []
+                done = np.array([r["applied"] for r in group]) > 0.5
+                for suffix in ("", "i"):
+                    a, b, c = (np.array([r[k + suffix] for r in group]) for k in "abc")
+                    cells += [
+                        f"{np.median(a):.2f} / {np.median(b):.2f} / {np.median(c):.2f}",
+                        f"{np.median(b - a):+.2f} / {np.max(b - a):+.2f}",
+                        f"{np.mean(b - a <= 0.5):.0%}, levelled {np.mean((b - a)[done] <= 0.5):.0%} (n {done.sum()})"
+                        if done.any()
+                        else f"{np.mean(b - a <= 0.5):.0%}, levelled — (n 0)",
+                    ]
+                print(f"| {set_name} | {kind} | {tilt:g} | {len(group)} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--retarget", action="store_true", help="Foot metrics of the retarget (slow).")
     parser.add_argument("--calibrate", action="store_true", help="The flat-foot joint heights, per split.")
     parser.add_argument("--mocap", action="store_true", help="The cues on the CMU studio clip (a level floor).")
+    parser.add_argument("--flight", action="store_true", help="The flight cue on the level clips: pelvis vs CoM.")
+    parser.add_argument(
+        "--limbs",
+        action="store_true",
+        help="Limb direction error of the levelled retarget vs the untilted one (--clips all or names, --tilts).",
+    )
+    parser.add_argument("--axis", default="x+y", choices=tuple(AXES), help="Tilt axis of --limbs.")
     parser.add_argument(
         "--set",
         action="append",
@@ -520,7 +708,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.set:
         global NEW
-        changes = {k: float(v) for k, v in (item.split("=", 1) for item in args.set)}
+        # Each value as its field's type (an int field takes "1", not 1.0).
+        changes = {k: type(getattr(NEW, k))(float(v)) for k, v in (item.split("=", 1) for item in args.set)}
 
         NEW = CONFIGS["new"] = dataclasses.replace(NEW, **changes)  # type: ignore[arg-type]
     if args.calibrate:
@@ -528,6 +717,13 @@ def main() -> None:
         return
     if args.mocap:
         mocap_bench()
+        return
+    if args.flight:
+        flight_bench(NEW)
+        return
+    if args.limbs:
+        names = tuple(sorted(TYPE_OF)) if args.clips in ("all", ",".join(CLIPS)) else tuple(args.clips.split(","))
+        limbs_bench(names, tuple(float(x) for x in args.tilts.split(",")), args.axis)
         return
     if not args.retarget:
         estimator_bench()

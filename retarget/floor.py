@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retarget.body_com import COM_JOINTS, COM_WEIGHTS
 from retarget.contacts import FOOT_JOINTS, detect_foot_contacts
 from retarget.floor_cues import (
     Cue,
@@ -42,8 +43,13 @@ _FOOT = np.array([FOOT_JOINTS[0][0], FOOT_JOINTS[0][1], FOOT_JOINTS[1][0], FOOT_
 _KIND = np.array([0, 1, 0, 1])
 _NECK = 12
 CUE_NAMES = ("footfalls", "foot geometry", "flight", "quiet standing")
-_USED = np.r_[_FOOT, 0, _NECK]
-"""The joints the floor estimate reads: the four foot joints, then the pelvis and the neck."""
+_USED = np.r_[_FOOT, 0, _NECK, [j for j in COM_JOINTS if j not in (*_FOOT, 0, _NECK)]]
+"""The joints the floor estimate reads: the four foot joints, the pelvis and the neck, then the others the
+centre of mass reads (the flight cue)."""
+_PELVIS, _NECK_AT = 4, 5
+"""Where the pelvis and the neck are in `_USED`."""
+_COM_OF_USED = COM_WEIGHTS[_USED]
+"""(len(_USED),) the centre of mass as a weighted sum of the joints read (all its joints are among them)."""
 
 
 @dataclass(frozen=True)
@@ -104,12 +110,28 @@ class FloorConfig:
     every tilt direction [m], so a direction the flat feet do not pin (one still foot's roll: its ankle and
     toe are a line) keeps the start's normal instead of wandering on noise; its variance, from the undamped
     fit, stays huge, and the fusion takes that direction from the other cues. Feet 10 cm apart move 0.25 %."""
-    flight_min_frames: int = 4
-    """Free-fall frames (whole five-frame stencil airborne) the flight cue needs."""
-    flight_bias_deg: float = 11.0
-    """Systematic error of the flight cue [deg]: a video reconstruction's jump is not a free fall (its
-    pelvis path is smoothed and its depth drifts). The RMS tilt it finds on the level tuning clips
-    (bench/bench_floor.py), so it weighs little beside the feet."""
+    flight_min_s: float = 0.25
+    """Free-fall time (in flight phases of at least `flight_min_phase_frames`) the flight cue needs [s]: 8
+    frames at 30 Hz. Shorter flights leave a fit whose residuals claim far more than it knows
+    (jump_forward_level1's 6 frames: 0.30 deg for a 4.9 deg miss), and the bias that covers them (2.39 deg at
+    4 frames) drowns the long ones: on the tuning half 4 frames left 0.98 deg median (20 % within 0.5 deg),
+    0.25 s 0.86 (35 %) (bench/bench_floor.py --set flight_min_s=0.13 --set flight_bias_deg=2.39)."""
+    flight_min_phase_frames: int = 4
+    """Frames a flight phase needs to enter the flight cue's parabola fit (it has three unknowns per axis)."""
+    flight_edge_frames: int = 0
+    """Frames dropped at each end of a flight phase (take-off, landing). None: dropping one (with its own honest
+    bias, 0.79 deg) leaves 30 % of the tuning half's tilted cases within 0.5 deg against 35 %
+    (bench/bench_floor.py --set flight_edge_frames=1 --set flight_bias_deg=0.79)."""
+    flight_g_tolerance: float = 0.2
+    """A flight's fitted acceleration more than this fraction from g is no free fall [-]: on the level tuning
+    clips the jumps' centre of mass falls at 8.4-9.6 m/s^2 (within 15 %), the false flights (feet skimming the
+    floor, a jump with no foot cue turned to the trunk) at 1.3-4.2 (bench/bench_floor.py --flight)."""
+    flight_bias_deg: float = 0.66
+    """Systematic error of the flight cue [deg], added to its residual covariance (isotropic): the term that
+    makes its tilts on the level tuning clips sqrt(2) Mahalanobis sizes RMS, as two honest degrees of freedom
+    (4 clips, 1.22 deg RMS off +z; bench/bench_floor.py --flight). A video jump is no exact free fall (its path
+    is smoothed, its depth drifts), and the residuals of a short fit understate that. On the test half the
+    same term would be 1.70 deg: there the cue is over-confident (2.68 Mahalanobis RMS)."""
     min_standing_s: float = 0.5
     """Time with both feet planted the quiet-standing cue needs [s]."""
     quiet_standing_bias_deg: float = 5.06
@@ -168,6 +190,10 @@ class FloorEstimate:
     tilt_size: float = float("nan")
     """The tilt in standard errors along its own direction (Mahalanobis size under the fused 2 x 2
     covariance; without `FloorConfig.directional`, tilt / standard error) [-]: what the correction is gated on."""
+
+    airborne: np.ndarray | None = None
+    """(T,) the frames the flight cue took as airborne (neither foot down on the clip turned to the feet's
+    floor); the flight cue fits the frames of runs of at least `FloorConfig.flight_min_phase_frames`."""
 
     def manifest_metrics(self) -> dict[str, float]:
         """Batch-manifest fields: the estimate, and the correction made (zeros when none)."""
@@ -303,13 +329,13 @@ def estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig = Floor
 
 
 def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> FloorEstimate:
-    """:func:`estimate_floor` from the joints it reads, (T, 6, 3) in the order of `_USED`."""
+    """:func:`estimate_floor` from the joints it reads, (T, len(_USED), 3) in the order of `_USED`."""
     foot = joints_w[:, : len(_FOOT)]  # (T, 4, 3)
     speed = np.linalg.norm(np.gradient(foot, 1.0 / fps, axis=0), axis=-1) if len(foot) > 1 else np.zeros((1, 4))
     kinds_all = np.broadcast_to(_KIND, speed.shape)
     # Start from the body's mean up direction (pelvis to neck), which tilts with the world frame,
     # with a wide height band: heights along a first guess drift over a long walk.
-    trunk = (joints_w[:, -1] - joints_w[:, -2]).mean(axis=0)
+    trunk = (joints_w[:, _NECK_AT] - joints_w[:, _PELVIS]).mean(axis=0)
     trunk_up = trunk / (np.linalg.norm(trunk) + 1e-12)
     normal, eigval = trunk_up, np.zeros(3)
     planted = np.zeros_like(speed, dtype=bool)
@@ -378,11 +404,11 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         outlier_mads=config.outlier_mads,
         damping_m=config.foot_geometry_damping_m if config.directional else 0.0,
     )
-    flight, why_flight = _flight(
-        joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start, config
-    )
+    # The airborne frames are told on the clip turned to the feet's floor (the trunk's without one).
+    airborne = flight_airborne(joints_w, fps, cues[0].normal_w if cues else geometry.normal_w if geometry else start)
+    flight, why_flight = _flight(joints_w, fps, airborne, config)
     standing, why_standing = quiet_standing_cue(
-        joints_w[:, -1] - joints_w[:, -2],
+        joints_w[:, _NECK_AT] - joints_w[:, _PELVIS],
         np.asarray(planted.all(axis=1)),
         fps,
         min_standing_s=config.min_standing_s,
@@ -393,7 +419,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
         # Standing on one foot, the body still holds its centre of mass over it: the trunk is the same weak
         # prior, read while one foot is flat and planted, and it fills the roll that foot leaves open.
         standing, _ = quiet_standing_cue(
-            joints_w[:, -1] - joints_w[:, -2],
+            joints_w[:, _NECK_AT] - joints_w[:, _PELVIS],
             np.asarray((planted[:, 0::2] & planted[:, 1::2]).any(axis=1)),
             fps,
             min_standing_s=config.min_standing_s,
@@ -440,6 +466,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             considered,
             drift_deg,
             drift_m,
+            airborne=airborne,
         )
     # The cues read the same feet, so their biases need not average out: the uncertainty that decides
     # whether to correct is never below the least biased cue's bias.
@@ -480,6 +507,7 @@ def _estimate_floor(joints_w: np.ndarray, fps: float, config: FloorConfig) -> Fl
             drift_deg,
             drift_m,
             size,
+            airborne,
         )
 
     # Both sizes the gates read: the tilt over the standard error shown, and along its own direction.
@@ -560,13 +588,37 @@ def _drift(
     return float(np.degrees(np.arccos(np.clip(normals[0] @ normals[1], -1.0, 1.0)))), rise_m
 
 
-def _flight(joints_w: np.ndarray, fps: float, normal: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:
-    """The flight cue, airborne frames told by the project's contact detector on the clip turned to `normal`."""
+def flight_airborne(joints_w: np.ndarray, fps: float, normal: np.ndarray) -> np.ndarray:
+    """(T,) frames with neither foot down, told by the project's contact detector on the joints read
+    ((T, len(_USED), 3), order of `_USED`) turned so that `normal` is +z."""
     full = np.zeros((len(joints_w), 24, 3))
     full[:, _USED] = joints_w @ rotation_to_up(normal).T
-    airborne = detect_foot_contacts(full, fps).airborne
+    return detect_foot_contacts(full, fps).airborne
+
+
+def used_com_w(joints_w: np.ndarray) -> np.ndarray:
+    """(T, 3) the body's centre of mass from the joints read ((T, len(_USED), 3), order of `_USED`)."""
+    return joints_w.transpose(0, 2, 1) @ _COM_OF_USED
+
+
+def flight_min_frames(config: FloorConfig, fps: float) -> int:
+    """Free-fall frames the flight cue needs at `fps` [Hz] (`FloorConfig.flight_min_s`; never fewer than 4)."""
+    if not np.isfinite(config.flight_min_s):
+        return np.iinfo(np.int64).max
+    return max(4, int(np.ceil(config.flight_min_s * fps - 1e-9)))
+
+
+def _flight(joints_w: np.ndarray, fps: float, airborne: np.ndarray, config: FloorConfig) -> tuple[Cue | None, str]:
+    """The flight cue of the centre of mass over the `airborne` frames."""
     return flight_cue(
-        joints_w[:, -2], airborne, fps, min_frames=config.flight_min_frames, bias_deg=config.flight_bias_deg
+        used_com_w(joints_w),
+        airborne,
+        fps,
+        min_frames=flight_min_frames(config, fps),
+        bias_deg=config.flight_bias_deg,
+        edge_frames=config.flight_edge_frames,
+        min_phase_frames=config.flight_min_phase_frames,
+        g_tolerance=config.flight_g_tolerance,
     )
 
 
@@ -594,8 +646,8 @@ def transform_sequence(seq: SmplSequence, rot: np.ndarray, shift_w: np.ndarray) 
 
 def level_sequence(seq: SmplSequence, config: FloorConfig = FloorConfig()) -> tuple[SmplSequence, FloorEstimate]:
     """Estimate the floor under `seq` and, if it is tilted, rotate and shift the clip so it is z = 0."""
-    # Only the six joints it reads (10 of the 24 joint rotations): the clip's full kinematics comes later,
-    # after resampling.
+    # Only the joints it reads (the feet, the trunk and the centre of mass's): the clip's full kinematics
+    # comes later, after resampling.
     estimate = _estimate_floor(smpl_joint_positions(seq.pose_rotvec, seq.trans_w, _USED), seq.fps, config)
     if not estimate.applied:
         return seq, estimate

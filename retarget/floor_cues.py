@@ -4,8 +4,10 @@
   clips, not fitted per clip; the rest skeleton's are close). Planted flat feet then lie on one plane
   with known offsets per joint, so the ankle-toe line of a single foot fixes the pitch along it, and
   two feet side by side fix the roll across them: in-place motions get a floor.
-- Ballistic flight: while neither foot touches the ground, the pelvis falls freely, so its
-  acceleration (second difference, smoothed) points along -gravity, whatever the feet do.
+- Ballistic flight: while neither foot touches the ground, the body's centre of mass falls freely, so the
+  acceleration of a parabola fitted to it points along -gravity, whatever the feet do. The pelvis does not
+  fall freely (the legs tuck and swing under it): on the four level tuning clips with 0.25 s of flight its
+  fitted acceleration is 2.4-11 deg off +z, the centre of mass's 0.5-2.2 deg (bench/bench_floor.py --flight).
 - Quiet standing: with both feet planted, the trunk (pelvis to neck) is held near gravity; a weak
   prior with the lean of people standing as its spread.
 
@@ -186,32 +188,89 @@ def _weak_inverse(normal_matrix: np.ndarray) -> np.ndarray:
     return (eigvec / np.maximum(eigval, floor)) @ eigvec.T
 
 
-def flight_cue(
-    pelvis_w: np.ndarray, airborne: np.ndarray, fps: float, *, min_frames: int, bias_deg: float
-) -> tuple[Cue | None, str]:
-    """Normal from the pelvis's free fall: minus its mean acceleration over airborne frames.
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of every run of True in the 1-D `mask`."""
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    return [(int(a), int(b)) for a, b in zip(edges[0::2], edges[1::2], strict=True)]
 
-    Accelerations are second differences, smoothed over three frames; only frames whose whole stencil
-    (five frames) is airborne are used, so take-off and landing impulses stay out. A mean acceleration
-    far from g (not a free fall: a tracking glitch) gives no cue."""
-    if len(pelvis_w) < 5:
-        return None, "flight: clip too short"
-    acc = (pelvis_w[2:] - 2 * pelvis_w[1:-1] + pelvis_w[:-2]) * fps**2  # at frames 1..T-2
-    smooth = (acc[:-2] + acc[1:-1] + acc[2:]) / 3.0  # at frames 2..T-3
-    window = np.lib.stride_tricks.sliding_window_view(airborne, 5).all(axis=1)  # centred at 2..T-3
-    used = smooth[window]
-    if len(used) < min_frames:
-        return None, f"flight: {len(used)} free-fall frames (need {min_frames})"
-    mean = used.mean(axis=0)
-    size = float(np.linalg.norm(mean))
-    if not 0.5 * GRAVITY_M_S2 < size < 1.5 * GRAVITY_M_S2:
-        return None, f"flight: free-fall acceleration {size:.1f} m/s^2, not g"
-    normal = -mean / size
-    perpendicular = used - np.outer(used @ normal, normal)
-    # Three-frame smoothing correlates neighbours: a third of the frames are independent.
-    independent = max(len(used) / 3.0, 1.0)
-    stat_deg = float(np.degrees(np.sqrt(np.sum(perpendicular**2) / max(len(used) - 1, 1) / independent) / size))
-    return Cue("flight", normal, float(np.hypot(stat_deg, bias_deg)), len(used), bias_deg), ""
+
+@dataclass(frozen=True)
+class FreeFall:
+    """A parabola fitted to a point's flight phases: the shared acceleration and its covariance."""
+
+    acc_w: np.ndarray
+    """(3,) fitted acceleration in the world frame [m/s^2]."""
+    acc_cov_w: np.ndarray
+    """(3, 3) its covariance from the fit's residuals [(m/s^2)^2]."""
+    frames: int
+    """Frames fitted."""
+
+
+def fit_free_fall(
+    point_w: np.ndarray, airborne: np.ndarray, fps: float, *, edge_frames: int = 0, min_phase_frames: int = 4
+) -> FreeFall | None:
+    """Least squares on the positions `point_w` (T, 3) over each flight phase (a run of `airborne` frames less
+    `edge_frames` at each end, at least `min_phase_frames` long): each phase its own position and velocity, all
+    one acceleration, so no second difference amplifies the reconstruction's noise. The acceleration's
+    covariance is the residuals' (3 x 3, pooled over phases) through the fit. None: no phase long enough."""
+    phases = [
+        (a + edge_frames, b - edge_frames)
+        for a, b in _runs(np.asarray(airborne, dtype=bool))
+        if b - a - 2 * edge_frames >= min_phase_frames
+    ]
+    if not phases:
+        return None
+    frames = sum(b - a for a, b in phases)
+    design = np.zeros((frames, 2 * len(phases) + 1))
+    row = 0
+    for k, (a, b) in enumerate(phases):
+        t_s = (np.arange(a, b) - (a + b - 1) / 2.0) / fps  # centred: the columns stay well conditioned
+        design[row : row + len(t_s), 2 * k] = 1.0
+        design[row : row + len(t_s), 2 * k + 1] = t_s
+        design[row : row + len(t_s), -1] = 0.5 * t_s**2
+        row += len(t_s)
+    target = np.concatenate([point_w[a:b] for a, b in phases])
+    solution, *_ = np.linalg.lstsq(design, target, rcond=None)
+    residual = target - design @ solution
+    dof = max(frames - design.shape[1], 1)
+    # A fit that is exact because it has as many frames as unknowns claims no precision: floored at 0.1 mm.
+    residual_cov = residual.T @ residual / dof + np.eye(3) * MIN_RESIDUAL_M**2
+    acc_cov = float(np.linalg.inv(design.T @ design)[-1, -1]) * residual_cov
+    return FreeFall(solution[-1], acc_cov, frames)
+
+
+def flight_cue(
+    com_w: np.ndarray,
+    airborne: np.ndarray,
+    fps: float,
+    *,
+    min_frames: int,
+    bias_deg: float,
+    edge_frames: int = 0,
+    min_phase_frames: int = 4,
+    g_tolerance: float = 0.2,
+) -> tuple[Cue | None, str]:
+    """Normal from the centre of mass's free fall: minus the acceleration of a parabola fitted to it in flight.
+
+    `com_w` (T, 3) the body's centre of mass (:func:`retarget.body_com.body_com_w`); `airborne` (T,) frames with
+    neither foot down; the fit is :func:`fit_free_fall`'s. Its acceleration's covariance becomes the direction's
+    2 x 2 covariance (across the direction, divided by the acceleration's size squared), widened by the
+    isotropic `bias_deg`. An acceleration whose size is more than `g_tolerance` (a fraction) from g is not a
+    free fall (feet skimming the floor, a tracking glitch) and gives no cue. Returns (cue or None, why none)."""
+    fall = fit_free_fall(com_w, airborne, fps, edge_frames=edge_frames, min_phase_frames=min_phase_frames)
+    frames = 0 if fall is None else fall.frames
+    if fall is None or frames < min_frames:
+        return None, f"flight: {frames} free-fall frames (need {min_frames})"
+    size = float(np.linalg.norm(fall.acc_w))
+    if abs(size - GRAVITY_M_S2) > g_tolerance * GRAVITY_M_S2:
+        return None, (
+            f"flight: free-fall acceleration {size:.1f} m/s^2, not g (within {100 * g_tolerance:g} %; {frames} frames)"
+        )
+    normal = -fall.acc_w / size
+    across = np.eye(3) - np.outer(normal, normal)
+    cov_w = across @ fall.acc_cov_w @ across / size**2 + isotropic_cov(normal, bias_deg)
+    stderr = float(np.degrees(np.sqrt(max(np.trace(cov_w), 0.0))))
+    return Cue("flight", normal, stderr, frames, bias_deg, cov_w), ""
 
 
 def quiet_standing_cue(

@@ -98,8 +98,8 @@ def smpl_joint_positions(
     pose_rotvec: np.ndarray, trans_w: np.ndarray, joints: Sequence[int], skeleton: Skeleton | None = None
 ) -> np.ndarray:
     """(T, len(joints), 3) [m] world positions of `joints` only, as :func:`smpl_forward_kinematics` gives them
-    (the same arithmetic), composing only the rotations of their ancestors: the floor levelling needs the feet,
-    the pelvis and the neck, which take 10 of the 24 joint rotations."""
+    (the same arithmetic), composing only the rotations of their ancestors: the floor levelling reads the feet,
+    the trunk and the joints of the body's centre of mass, not the full kinematics of every frame."""
     skel = skeleton or neutral_skeleton()
     chain: set[int] = set()
     for j in joints:
