@@ -160,6 +160,11 @@ def _mirror(proxies: tuple[CollisionProxy, ...]) -> tuple[CollisionProxy, ...]:
 # the other arm. The torso spheres stay inside the torso mesh's sides (|y| <= 0.098 m at the upper arm's height)
 # so that the hanging arm at rest keeps 7 mm clear of them. Spheres over the front of the thigh were tried and
 # dropped: they push hands resting on the thighs off the human's pose (forearm error +0.3 deg over the clips).
+# One small sphere does sit inside the thigh's top front corner (`hip_yaw_link`, x up to 0.052 m, which the
+# thigh's first sphere covers only to 0.035 m): without it a hand swinging past the hip (step_forward_back_level3)
+# kept its spheres clear yet sank 10-12 mm into that corner's mesh, a depth straddling the 1 cm collision
+# threshold, so the frames counted flipped with any small change of the pose (5 -> 13 % of the clip). It stays
+# within 1.2 mm of the thigh mesh's convex hull; hands resting on the thigh meet it only at the hip crease.
 _LEFT_PROXIES: tuple[CollisionProxy, ...] = (
     CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.04), 0.04, "arm"),
     CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.09), 0.04, "arm"),
@@ -173,6 +178,7 @@ _LEFT_PROXIES: tuple[CollisionProxy, ...] = (
     CollisionProxy("left_hip_yaw_link", (-0.02, 0.0, -0.04), 0.055, "body"),
     CollisionProxy("left_hip_yaw_link", (-0.07, 0.0, -0.12), 0.06, "body"),
     CollisionProxy("left_hip_yaw_link", (-0.09, 0.0, -0.20), 0.045, "body"),
+    CollisionProxy("left_hip_yaw_link", (0.02, 0.0, -0.03), 0.0275, "body"),
     CollisionProxy("left_knee_link", (0.02, 0.0, 0.0), 0.045, "body"),
     *(CollisionProxy("left_knee_link", (0.01, 0.0, z), 0.042, "body") for z in (-0.08, -0.16, -0.25)),
     *(CollisionProxy("torso_link", (0.01, 0.045, z), 0.055, "body") for z in (0.05, 0.13, 0.21)),

@@ -375,7 +375,7 @@ def normal_equations(root_pos, root_rot, dof, tree, layout, targets, one_sided, 
             dx, dy, dz = pos[ka, 0] - pos[kb, 0], pos[ka, 1] - pos[kb, 1], pos[ka, 2] - pos[kb, 2]
             dist2 = dx * dx + dy * dy + dz * dz
             if dist2 >= pair_clear[c] * pair_clear[c] and not pair_on[t, c] and pair_shift[t, c] == 0.0:
-                continue  # apart, row off and no shift: the row stays off (most of the 657 pairs, most frames)
+                continue  # apart, row off and no shift: the row stays off (most of the 693 pairs, most frames)
             dist = np.sqrt(dist2)
             violation = max(violation, pair_clear[c] - dist)
             res = _one_sided_residual(
