@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retarget.quantiles import median, percentile
 from retarget.tree_kinematics import axis_angle_matrices
 
 
@@ -55,7 +56,7 @@ def flat_ankle_height_w(ankle_w: np.ndarray, toe_w: np.ndarray, stance: np.ndarr
     plus the flat foot's ankle-over-toe drop. The drop is the median ankle-over-toe height over the stance
     frames, pooled over both feet (a flat foot in most of them)."""
     drop = ankle_w[..., 2] - toe_w[..., 2]
-    flat_drop = float(np.median(drop[stance])) if stance.any() else float(np.median(drop))
+    flat_drop = median(drop[stance]) if stance.any() else median(drop.reshape(-1))
     return np.asarray(np.minimum(ankle_w[..., 2], toe_w[..., 2] + flat_drop))
 
 
@@ -87,9 +88,9 @@ def foot_targets(
     for foot in range(2):
         for start, end in stance_phases(stance[:, foot]):
             centres.append(0.5 * (start + end - 1))
-            shifts.append(ankle_height_flat_m - float(np.percentile(ankle_z[start:end, foot], floor_percentile)))
+            shifts.append(ankle_height_flat_m - percentile(ankle_z[start:end, foot], floor_percentile))
     if centres and not floor_per_phase:
-        shift = np.full(num_frames, ankle_height_flat_m - float(np.percentile(ankle_z[stance], floor_percentile)))
+        shift = np.full(num_frames, ankle_height_flat_m - percentile(ankle_z[stance], floor_percentile))
     elif centres:
         order = np.argsort(centres)
         shift = np.interp(np.arange(num_frames), np.array(centres)[order], np.array(shifts)[order])

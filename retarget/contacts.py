@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from retarget.quantiles import percentile
+
 # SMPL joint indices: (ankle, toe) for the left and right foot.
 FOOT_JOINTS: tuple[tuple[int, int], tuple[int, int]] = ((7, 10), (8, 11))
 
@@ -97,8 +99,8 @@ def detect_foot_contacts(joints_w: np.ndarray, fps: float, config: ContactConfig
     """
     ankles = joints_w[:, [FOOT_JOINTS[0][0], FOOT_JOINTS[1][0]]]  # (T, 2, 3)
     toes = joints_w[:, [FOOT_JOINTS[0][1], FOOT_JOINTS[1][1]]]
-    ankle_ground = np.percentile(ankles[..., 2], config.ground_percentile)
-    toe_ground = np.percentile(toes[..., 2], config.ground_percentile)
+    ankle_ground = percentile(ankles[..., 2], config.ground_percentile)
+    toe_ground = percentile(toes[..., 2], config.ground_percentile)
     ankle_h = ankles[..., 2] - ankle_ground
     toe_h = toes[..., 2] - toe_ground
     use_toe = toe_h < ankle_h  # the lower joint decides (heel strike vs toe-off)

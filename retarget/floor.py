@@ -33,6 +33,7 @@ from retarget.floor_cues import (
     settled,
     tangent_basis,
 )
+from retarget.quantiles import median as _median
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
@@ -212,13 +213,6 @@ class FloorEstimate:
                 for name in CUE_NAMES
             },
         }
-
-
-def _median(values: np.ndarray) -> float:
-    """numpy's median of a 1-D array, without its general-purpose wrapper (called ~20 times per clip)."""
-    ordered = np.sort(values)
-    mid = len(ordered) // 2
-    return float(ordered[mid]) if len(ordered) % 2 else float((ordered[mid - 1] + ordered[mid]) / 2)
 
 
 def _kind_percentiles(height: np.ndarray, percent: float) -> np.ndarray:
