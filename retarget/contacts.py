@@ -9,7 +9,6 @@ height is a low percentile of its height over the clip, pooled over both feet.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,19 +74,25 @@ def _horizontal_speed(pos_w: np.ndarray, fps: float) -> np.ndarray:
 
 
 def _hysteresis(height: np.ndarray, speed: np.ndarray, ankle_xy: np.ndarray, cfg: ContactConfig) -> np.ndarray:
-    # A loop over frames (each step depends on the last): on Python floats, which cost a tenth of numpy scalars.
-    stance = np.zeros(len(height), dtype=bool)
-    xy = ankle_xy.tolist()
-    on, anchor = False, xy[0]
-    for t, (h, v) in enumerate(zip(height.tolist(), speed.tolist(), strict=True)):
-        if on:
-            moved = math.hypot(xy[t][0] - anchor[0], xy[t][1] - anchor[1])
-            on = h <= cfg.exit_height_m and v <= cfg.exit_speed_m_s and moved <= cfg.exit_displacement_m
-        else:
-            on = h < cfg.enter_height_m and v < cfg.enter_speed_m_s
-            anchor = xy[t]
-        stance[t] = on
-    return stance
+    """(T,) stance of one foot: it enters where low and slow, and stays while low, slow enough and within
+    `exit_displacement_m` of where it entered. Walked phase by phase (each exit depends on its entry), with
+    each phase's frames compared at once: a loop over frames cost 5 µs a frame for the two feet."""
+    num_frames = len(height)
+    stance = np.zeros(num_frames, dtype=bool)
+    enter = np.flatnonzero((height < cfg.enter_height_m) & (speed < cfg.enter_speed_m_s))
+    stay = (height <= cfg.exit_height_m) & (speed <= cfg.exit_speed_m_s)
+    t = 0
+    while True:
+        later = enter[np.searchsorted(enter, t) :]
+        if not len(later):
+            return stance
+        start = int(later[0])
+        moved = np.hypot(ankle_xy[start + 1 :, 0] - ankle_xy[start, 0], ankle_xy[start + 1 :, 1] - ankle_xy[start, 1])
+        leave = np.flatnonzero(~(stay[start + 1 :] & (moved <= cfg.exit_displacement_m)))
+        end = start + 1 + int(leave[0]) if len(leave) else num_frames
+        stance[start:end] = True
+        # The frame that leaves is judged by the stance rule; the next one may enter again.
+        t = end + 1
 
 
 def detect_foot_contacts(joints_w: np.ndarray, fps: float, config: ContactConfig = ContactConfig()) -> FootContacts:
