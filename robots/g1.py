@@ -164,7 +164,7 @@ def _mirror(proxies: tuple[CollisionProxy, ...]) -> tuple[CollisionProxy, ...]:
 # thigh's first sphere covers only to 0.035 m): without it a hand swinging past the hip (step_forward_back_level3)
 # kept its spheres clear yet sank 10-12 mm into that corner's mesh, a depth straddling the 1 cm collision
 # threshold, so the frames counted flipped with any small change of the pose (5 -> 13 % of the clip). It stays
-# within 1.2 mm of the thigh mesh's convex hull; hands resting on the thigh meet it only at the hip crease.
+# within 1.2 mm of the thigh mesh's convex hull (forearm error unchanged, bench/bench_limbs.py).
 _LEFT_PROXIES: tuple[CollisionProxy, ...] = (
     CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.04), 0.04, "arm"),
     CollisionProxy("left_shoulder_yaw_link", (0.007, 0.0, -0.09), 0.04, "arm"),
