@@ -60,6 +60,19 @@ def flat_ankle_height_w(ankle_w: np.ndarray, toe_w: np.ndarray, stance: np.ndarr
     return np.asarray(np.minimum(ankle_w[..., 2], toe_w[..., 2] + flat_drop))
 
 
+def _yaw_matrix(yaw_rad: float) -> list[list[float]]:
+    """:func:`retarget.tree_kinematics.axis_angle_matrices` about +z by `yaw_rad`, term for term on Python floats
+    (the same values, signed zeros included) without its array stacking: called once per stance phase."""
+    x, y, z = 0.0, 0.0, 1.0
+    c, s = float(np.cos(np.array(yaw_rad))), float(np.sin(np.array(yaw_rad)))
+    C = 1.0 - c
+    return [
+        [c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+        [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+        [z * x * C - y * s, z * y * C + x * s, c + z * z * C],
+    ]
+
+
 def foot_targets(
     ankle_w: np.ndarray,
     foot_rot_w: np.ndarray,
@@ -101,7 +114,7 @@ def foot_targets(
             xy = ankle_w[start:end, foot, :2].mean(axis=0)
             yaw = _circular_mean(heading_rad(foot_rot_w[start:end, foot]))
             targets_pos[start:end, foot] = [xy[0], xy[1], ankle_height_flat_m]
-            targets_rot[start:end, foot] = axis_angle_matrices(np.array([0.0, 0.0, 1.0]), np.array(yaw))
+            targets_rot[start:end, foot] = _yaw_matrix(yaw)
     return FootTargets(stance=stance.copy(), ankle_pos_w=targets_pos, foot_rot_w=targets_rot, vertical_shift_m=shift)
 
 
