@@ -125,7 +125,13 @@ def compare(ref: dict, row: dict) -> dict:
 def plan_steps_per_s(row: dict, cfg: TrackerConfig) -> float:
     """Physics steps the planner's rollouts took per second of motion (the machine-independent cost)."""
     horizon = max(2, round(cfg.horizon_s / (cfg.physics_dt_s * cfg.decimation)))
-    return row["rollouts"] * horizon * (cfg.decimation // cfg.plan_step_factor) / row["duration_s"]
+    fine = horizon
+    if cfg.plan_tail_step_factor > cfg.plan_step_factor:
+        fine = min(max(round(cfg.plan_fine_horizon_s / (cfg.physics_dt_s * cfg.decimation)), 1), horizon)
+    steps = fine * (cfg.decimation // cfg.plan_step_factor)
+    if fine < horizon:
+        steps += (horizon - fine) * (cfg.decimation // cfg.plan_tail_step_factor)
+    return row["rollouts"] * steps / row["duration_s"]
 
 
 def summarize(
