@@ -300,6 +300,58 @@ def test_adaptive_sampling_rolls_out_fewer_samples_while_the_cost_is_low(squat):
     assert rollouts == 8 + 3 * (plans - 1)  # the first plan has no previous cost: all samples
 
 
+def test_tail_rollout_continues_the_fine_rollout_where_it_ends(squat, g1):
+    from retarget.controller.mpc import SamplingPlanner
+    from retarget.controller.reference import control_reference
+    from retarget.controller.track import planning_model, site_ids
+    from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
+
+    # With the tail in the same model, the split rollout is the single one (up to the solver's warm start,
+    # which the state does not carry): the tail starts from the fine part's last state, step for step.
+    qpos, fps, _, _ = squat
+    cfg = TrackerConfig(num_samples=4)
+    model = tracker_model("g1_23dof", cfg.physics_dt_s)
+    dof_q, dof_v = dof_qpos_indices(model, g1), dof_qvel_indices(model, g1)
+    ref = control_reference(model, qpos[:30], fps, 0.02, site_ids(model, "g1_23dof"), dof_v, g1.kp, g1.kd, None, True)
+    plan_model = planning_model("g1_23dof", 0.01, True)
+    whole = SamplingPlanner(plan_model, ref, dof_q, dof_v, g1.kp, cfg)
+    split = SamplingPlanner(plan_model, ref, dof_q, dof_v, g1.kp, replace(cfg, plan_tail_step_factor=2), plan_model)
+    assert (whole.fine_steps, split.fine_steps, split.tail_decimation) == (40, 20, 2)
+    data = mujoco.MjData(model)
+    data.qpos[:] = ref.qpos[0]
+    data.qpos[2] += cfg.init_height_offset_m
+    data.qvel[:] = ref.qvel[0]
+    mujoco.mj_forward(model, data)
+    state = np.empty(mujoco.mj_stateSize(model, whole.state_spec))
+    mujoco.mj_getState(model, data, state, whole.state_spec)
+    noise = np.random.default_rng(0).standard_normal((4,) + whole.nominal.shape) * whole.sigma_rad
+    targets = whole.targets(0, whole.residuals(noise))
+    (s1, x1), (s2, x2) = (p.simulate(np.tile(state, (4, 1)), targets) for p in (whole, split))
+    whole.close()
+    split.close()
+    assert s1.shape == s2.shape and x1.shape == x2.shape == (4, 40, 3 * len(g1.matched_points))
+    np.testing.assert_allclose(x2, x1, atol=1e-6)
+    np.testing.assert_allclose(s2[..., 0], s1[..., 0], atol=1e-9)  # the same times: no step lost or repeated
+
+
+def test_coarse_tail_performs_the_clean_squat_with_fewer_planning_steps(squat):
+    # 20 ms steps after the first 0.4 s of each plan: the clean squat is still performed, no fall.
+    qpos, fps, torque, _ = squat
+    config = ControllerConfig(tracker=TrackerConfig(plan_tail_step_factor=4))
+    run, check = _track(qpos[:FRAMES], fps, torque[:FRAMES], config)
+    assert run.falls == () and check.passed, check.reason
+    assert check.figures["tracked_fraction"] == 1.0 and check.figures["empjpe_mm"] < 40.0
+
+
+def test_plan_tail_step_factor_must_divide_the_decimation_and_not_be_finer():
+    from retarget.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="plan_tail_step_factor 3 must divide decimation 4"):
+        TrackerConfig(plan_tail_step_factor=3)
+    with pytest.raises(ConfigError, match="at least plan_step_factor 2"):
+        TrackerConfig(plan_tail_step_factor=1)
+
+
 def test_plan_step_factor_must_divide_the_decimation():
     from retarget.errors import ConfigError
 
