@@ -45,15 +45,23 @@ ISSUE15 = TrackerConfig(
     replan_steps=2,
     plan_step_factor=1,
     plan_primitive_contacts=False,
+    plan_tail_step_factor=0,
     min_samples=0,
 )
 """The tracker as issue 15 measured it (median 2.87 CPU s per s): the reference of the speed figures."""
+
+F10MS24 = replace(ISSUE15, num_samples=24, plan_step_factor=2, plan_primitive_contacts=True)
+"""10 ms planning step, primitive contacts, 24 samples, the whole horizon at 10 ms (the default before the tail)."""
 
 SETTINGS: dict[str, TrackerConfig] = {
     "issue15": ISSUE15,
     "default": TrackerConfig(),
     "issue15_primitive_contacts": replace(ISSUE15, plan_primitive_contacts=True),
+    "f10ms24": F10MS24,
+    "tail04": replace(F10MS24, plan_tail_step_factor=4, plan_fine_horizon_s=0.4),
+    "tail02": replace(F10MS24, plan_tail_step_factor=4, plan_fine_horizon_s=0.2),
 }
+"""Named settings; each spells every knob it depends on, so a name means the same run after defaults change."""
 
 
 def _parse_setting(text: str) -> tuple[str, TrackerConfig]:
