@@ -45,15 +45,23 @@ ISSUE15 = TrackerConfig(
     replan_steps=2,
     plan_step_factor=1,
     plan_primitive_contacts=False,
+    plan_tail_step_factor=0,
     min_samples=0,
 )
 """The tracker as issue 15 measured it (median 2.87 CPU s per s): the reference of the speed figures."""
+
+F10MS24 = replace(ISSUE15, num_samples=24, plan_step_factor=2, plan_primitive_contacts=True)
+"""10 ms planning step, primitive contacts, 24 samples, the whole horizon at 10 ms (the default before the tail)."""
 
 SETTINGS: dict[str, TrackerConfig] = {
     "issue15": ISSUE15,
     "default": TrackerConfig(),
     "issue15_primitive_contacts": replace(ISSUE15, plan_primitive_contacts=True),
+    "f10ms24": F10MS24,
+    "tail04": replace(F10MS24, plan_tail_step_factor=4, plan_fine_horizon_s=0.4),
+    "tail02": replace(F10MS24, plan_tail_step_factor=4, plan_fine_horizon_s=0.2),
 }
+"""Named settings; each spells every knob it depends on, so a name means the same run after defaults change."""
 
 
 def _parse_setting(text: str) -> tuple[str, TrackerConfig]:
@@ -125,7 +133,13 @@ def compare(ref: dict, row: dict) -> dict:
 def plan_steps_per_s(row: dict, cfg: TrackerConfig) -> float:
     """Physics steps the planner's rollouts took per second of motion (the machine-independent cost)."""
     horizon = max(2, round(cfg.horizon_s / (cfg.physics_dt_s * cfg.decimation)))
-    return row["rollouts"] * horizon * (cfg.decimation // cfg.plan_step_factor) / row["duration_s"]
+    fine = horizon
+    if cfg.plan_tail_step_factor > cfg.plan_step_factor:
+        fine = min(max(round(cfg.plan_fine_horizon_s / (cfg.physics_dt_s * cfg.decimation)), 1), horizon)
+    steps = fine * (cfg.decimation // cfg.plan_step_factor)
+    if fine < horizon:
+        steps += (horizon - fine) * (cfg.decimation // cfg.plan_tail_step_factor)
+    return row["rollouts"] * steps / row["duration_s"]
 
 
 def summarize(

@@ -153,10 +153,11 @@ def _interrupt_exits_130(callback: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Parallel workers [default: all cores].")
 @click.option(
     "--executor",
-    type=click.Choice(["process", "ray", "inline"]),
+    type=click.Choice(["process", "thread", "ray", "inline"]),
     default="process",
     show_default=True,
-    help="process: crash-isolated process pool; ray: Ray tasks (pip install 'asap-retarget[ray]'); inline: debugging.",
+    help="process: crash-isolated process pool; thread: threads of this process (less memory, no timeout); "
+    "ray: Ray tasks (pip install 'asap-retarget[ray]'); inline: debugging.",
 )
 @click.option(
     "--address", default=None, help="Ray cluster to join (with --executor ray), e.g. auto or ray://host:10001."

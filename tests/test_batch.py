@@ -82,6 +82,13 @@ def test_process_pool_gives_identical_bytes_and_a_complete_manifest(clips, inlin
     assert len(csv_lines) == 5 and "metric.mean_match_error_mm" in csv_lines[0]
 
 
+def test_thread_executor_gives_identical_bytes(clips, inline_out, tmp_path):
+    # Two threads share one process's models and caches; each clip's output is still the inline one's.
+    result = run_batch(clips, tmp_path, RetargetConfig(), BatchOptions(executor="thread", workers=2))
+    assert output_bytes(tmp_path) == output_bytes(inline_out)
+    assert [r.clip for r in result.records] == [p.stem for p in clips] and all(r.ok for r in result.records)
+
+
 def _mtimes(out: Path) -> dict[str, int]:
     return {p.name: p.stat().st_mtime_ns for p in (out / "clips").glob("*.pkl")}
 

@@ -23,6 +23,7 @@ from retarget.readers.amass import read_amass_npz
 
 FRAMES = 60  # 2 s at 30 Hz
 CONFIG = ControllerConfig()
+TAIL_EMPJPE_MM = 2.0  # the coarse tail's Empjpe on the clean squat against the whole 10 ms horizon's (measured 0.3)
 
 
 def _retarget(g1, clip: str, start: int, stop: int):
@@ -131,7 +132,9 @@ def test_unstable_simulation_ends_the_range_with_a_reason(squat):
     qpos, fps, torque, _ = squat
     # A 50 ms physics step makes the stiff PD joints explode: MuJoCo detects it and resets the state.
     unstable = ControllerConfig(
-        tracker=TrackerConfig(physics_dt_s=0.05, decimation=1, plan_step_factor=1, num_samples=4, horizon_s=0.2)
+        tracker=TrackerConfig(
+            physics_dt_s=0.05, decimation=1, plan_step_factor=1, plan_tail_step_factor=0, num_samples=4, horizon_s=0.2
+        )
     )
     run, check = _track(qpos[:30], fps, torque[:30], unstable)
     assert isinstance(run, TrackingRun) and run.falls
@@ -267,7 +270,9 @@ def test_primitive_contact_planning_is_exact_while_the_feet_stand(squat):
     qpos, fps, torque, _ = squat
     runs = []
     for primitive in (False, True):
-        tracker = TrackerConfig(num_samples=8, plan_step_factor=1, plan_primitive_contacts=primitive)
+        tracker = TrackerConfig(
+            num_samples=8, plan_step_factor=1, plan_tail_step_factor=0, plan_primitive_contacts=primitive
+        )
         runs.append(track_motion(qpos[:30], fps, "g1_23dof", ControllerConfig(tracker=tracker), torque[:30]))
     np.testing.assert_array_equal(runs[0].qpos, runs[1].qpos)
     full, cheap = tracker_model("g1_23dof", 0.005), planning_model("g1_23dof", 0.005, True)
@@ -298,6 +303,61 @@ def test_adaptive_sampling_rolls_out_fewer_samples_while_the_cost_is_low(squat):
     assert plans > 3 and rollouts == 8 * plans
     plans, rollouts = counts[1e9]
     assert rollouts == 8 + 3 * (plans - 1)  # the first plan has no previous cost: all samples
+
+
+def test_tail_rollout_continues_the_fine_rollout_where_it_ends(squat, g1):
+    from retarget.controller.mpc import SamplingPlanner
+    from retarget.controller.reference import control_reference
+    from retarget.controller.track import planning_model, site_ids
+    from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
+
+    # With the tail in the same model, the split rollout is the single one (up to the solver's warm start,
+    # which the state does not carry): the tail starts from the fine part's last state, step for step.
+    qpos, fps, _, _ = squat
+    cfg = TrackerConfig(num_samples=4)
+    model = tracker_model("g1_23dof", cfg.physics_dt_s)
+    dof_q, dof_v = dof_qpos_indices(model, g1), dof_qvel_indices(model, g1)
+    ref = control_reference(model, qpos[:30], fps, 0.02, site_ids(model, "g1_23dof"), dof_v, g1.kp, g1.kd, None, True)
+    plan_model = planning_model("g1_23dof", 0.01, True)
+    whole = SamplingPlanner(plan_model, ref, dof_q, dof_v, g1.kp, cfg)
+    split = SamplingPlanner(plan_model, ref, dof_q, dof_v, g1.kp, replace(cfg, plan_tail_step_factor=2), plan_model)
+    assert (whole.fine_steps, split.fine_steps, split.tail_decimation) == (40, 20, 2)
+    data = mujoco.MjData(model)
+    data.qpos[:] = ref.qpos[0]
+    data.qpos[2] += cfg.init_height_offset_m
+    data.qvel[:] = ref.qvel[0]
+    mujoco.mj_forward(model, data)
+    state = np.empty(mujoco.mj_stateSize(model, whole.state_spec))
+    mujoco.mj_getState(model, data, state, whole.state_spec)
+    noise = np.random.default_rng(0).standard_normal((4,) + whole.nominal.shape) * whole.sigma_rad
+    targets = whole.targets(0, whole.residuals(noise))
+    (s1, x1), (s2, x2) = (p.simulate(np.tile(state, (4, 1)), targets) for p in (whole, split))
+    whole.close()
+    split.close()
+    assert s1.shape == s2.shape and x1.shape == x2.shape == (4, 40, 3 * len(g1.matched_points))
+    np.testing.assert_allclose(x2, x1, atol=1e-6)
+    np.testing.assert_allclose(s2[..., 0], s1[..., 0], atol=1e-9)  # the same times: no step lost or repeated
+
+
+def test_coarse_tail_performs_the_clean_squat_as_the_whole_fine_horizon_does(clean, squat):
+    # The default plans 20 ms steps after the first 0.4 s of each plan; the whole horizon at 10 ms performs
+    # the same clean squat as closely (the `clean` fixture is the default).
+    qpos, fps, torque, _ = squat
+    config = ControllerConfig(tracker=TrackerConfig(plan_tail_step_factor=0))
+    fine_run, fine_check = _track(qpos[:FRAMES], fps, torque[:FRAMES], config)
+    run, check = clean
+    assert CONFIG.tracker.plan_tail_step_factor == 4 and run.rollouts == fine_run.rollouts
+    assert run.falls == fine_run.falls == () and check.passed and fine_check.passed
+    assert check.figures["empjpe_mm"] == pytest.approx(fine_check.figures["empjpe_mm"], abs=TAIL_EMPJPE_MM)
+
+
+def test_plan_tail_step_factor_must_divide_the_decimation_and_not_be_finer():
+    from retarget.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="plan_tail_step_factor 3 must divide decimation 4"):
+        TrackerConfig(plan_tail_step_factor=3)
+    with pytest.raises(ConfigError, match="at least plan_step_factor 2"):
+        TrackerConfig(plan_tail_step_factor=1)
 
 
 def test_plan_step_factor_must_divide_the_decimation():

@@ -19,8 +19,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 
@@ -256,3 +259,29 @@ class InlineExecutor:
                 warm_up(config)
                 config = None
             yield retarget_clip(job)
+
+
+class ThreadExecutor:
+    """`workers` threads of this process: one copy of the code, models and caches for all of them, so the
+    memory of a worker is what one clip in flight adds. MuJoCo's rollouts and steps release the GIL; the
+    Python between them does not. No crash isolation and no timeout (a thread cannot be stopped)."""
+
+    def __init__(self, workers: int, config: RetargetConfig | None = None):
+        if workers < 1:
+            raise BatchError(f"workers must be at least 1, found {workers}")
+        self.workers = workers
+        self.config = config
+
+    def map_unordered(self, jobs: Iterable[ClipJob]) -> Iterator[ClipOutcome]:
+        if self.config is not None:  # once, before the threads: they share what it compiles and caches
+            warm_up(self.config)
+        pending = iter(jobs)
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="clip") as pool:
+            running = {pool.submit(retarget_clip, job) for job in islice(pending, self.workers)}
+            while running:
+                done, running = futures_wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    job = next(pending, None)
+                    if job is not None:
+                        running.add(pool.submit(retarget_clip, job))
+                    yield future.result()

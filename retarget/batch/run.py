@@ -35,7 +35,7 @@ from retarget.batch.library import (
     read_manifest,
     write_manifest,
 )
-from retarget.batch.pool import BatchError, InlineExecutor, ProcessExecutor
+from retarget.batch.pool import BatchError, InlineExecutor, ProcessExecutor, ThreadExecutor
 from retarget.batch.record import (
     CLIPS_DIR,
     RECORDS_DIR,
@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 CONFIG_JSON = "config.json"
-EXECUTORS = ("process", "ray", "inline")
+EXECUTORS = ("process", "thread", "ray", "inline")
 EXIT_SOME_FAILED = 3
 """CLI exit code when the batch finished but at least one clip failed (1: the batch could not run)."""
 LOCK_NAME = ".batch.lock"
@@ -91,9 +91,11 @@ class BatchOptions:
     """How a batch runs (not what it computes: that is :class:`RetargetConfig` plus `stages`)."""
 
     workers: int = field(default_factory=available_cores)
-    """Worker processes (process executor) or local Ray CPUs; default: all cores this process may use."""
+    """Worker processes (process executor), threads (thread executor) or local Ray CPUs; default: all cores
+    this process may use."""
     executor: str = "process"
-    """'process' (spawned pool, crash-isolated), 'ray' (Ray tasks) or 'inline' (this process; debugging)."""
+    """'process' (spawned pool, crash-isolated), 'thread' (threads of this process: shared memory, no timeout),
+    'ray' (Ray tasks) or 'inline' (this process; debugging)."""
     ray_address: str | None = None
     """Existing Ray cluster to join (e.g. 'auto', 'ray://head:10001'); None starts a local one."""
     timeout_s: float | None = 900.0
@@ -210,6 +212,8 @@ def _remove_stale_temp_files(out_dir: Path) -> None:
 def _executor(options: BatchOptions, config: RetargetConfig):
     if options.executor == "inline":
         return InlineExecutor(config)
+    if options.executor == "thread":
+        return ThreadExecutor(options.workers, config)
     if options.executor == "ray":
         from retarget.batch.ray import RayExecutor
 

@@ -5,7 +5,8 @@ interpolated linearly at the control rate; the PD target is the reference joint 
 residual, held for `decimation` physics steps as the trainers' policy does. Each plan rolls out the
 warm-started nominal (no noise) and `num_samples − 1` noisy copies with :func:`mujoco.rollout`, and
 moves the nominal to the MPPI average of the samples (weights exp(−(c − c_min)/λ), λ a fraction of
-the cost spread, so the weights do not depend on the cost's scale).
+the cost spread, so the weights do not depend on the cost's scale). With a tail model the rollouts
+continue from their states at `plan_fine_horizon_s` in that coarser-stepped model (same state layout).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class SamplingPlanner:
         dof_qvel: np.ndarray,
         kp: np.ndarray,
         cfg: TrackerConfig,
+        tail_model: mujoco.MjModel | None = None,
     ) -> None:
         self.model, self.ref, self.cfg = model, ref, cfg
         self.dof_qpos, self.dof_qvel = dof_qpos, dof_qvel
@@ -44,6 +46,13 @@ class SamplingPlanner:
         self.pool = rollout.Rollout(nthread=cfg.num_threads if cfg.num_threads != 1 else 0)
         self.plan_decimation = cfg.decimation // cfg.plan_step_factor
         """Physics steps of the planning model per control step."""
+        self.tail_model = tail_model
+        self.tail_decimation = cfg.decimation // cfg.plan_tail_step_factor if tail_model is not None else 0
+        """Physics steps of the tail model per control step."""
+        fine = round(cfg.plan_fine_horizon_s / (cfg.physics_dt_s * cfg.decimation))
+        self.fine_steps = min(max(fine, 1), self.horizon) if tail_model is not None else self.horizon
+        """Control steps of the horizon rolled out in the planning model (the rest in the tail model)."""
+        self.tail_datas = [mujoco.MjData(tail_model) for _ in self.datas] if tail_model is not None else []
         self.last_costs = np.zeros(cfg.num_samples)
         self.last_best_cost = np.inf
         self.rollouts = 0
@@ -96,11 +105,9 @@ class SamplingPlanner:
         noise[0] = 0.0  # the nominal itself is always a candidate
         knots = np.clip(self.nominal + noise, -self.limit_rad, self.limit_rad)
         residual = self.residuals(knots)
-        ctrl = np.repeat(self.targets(k0, residual), self.plan_decimation, axis=1)
-        states, sensors = self.pool.rollout(self.model, self.datas, np.tile(state, (num, 1)), ctrl, skip_checks=False)
+        states, sensors = self.simulate(np.tile(state, (num, 1)), self.targets(k0, residual))
         self.rollouts += num
-        sub = slice(self.plan_decimation - 1, None, self.plan_decimation)
-        costs = self.cost(states[:, sub], sensors[:, sub], residual, k0)
+        costs = self.cost(states, sensors, residual, k0)
         self.last_costs = costs
         self.last_best_cost = float(np.min(costs))
         finite = np.isfinite(costs)
@@ -113,6 +120,24 @@ class SamplingPlanner:
         weights /= weights.sum()
         self.nominal = np.einsum("n,nkd->kd", weights, knots)
         return self.targets(k0, self.residuals(self.nominal))
+
+    def simulate(self, initial: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(N, H, nstate) states and (N, H, S·3) sensor values at the end of each control step of the
+        (N, H, D) PD targets from (N, nstate) initial states: the first `fine_steps` in the planning model,
+        the rest from where those end in the tail model."""
+        fine, dec = self.fine_steps, self.plan_decimation
+        ctrl = np.repeat(targets[:, :fine], dec, axis=1)
+        states, sensors = self.pool.rollout(self.model, self.datas, initial, ctrl)
+        states, sensors = states[:, dec - 1 :: dec], sensors[:, dec - 1 :: dec]
+        if fine == self.horizon:
+            return states, sensors
+        tail_dec = self.tail_decimation
+        ctrl = np.repeat(targets[:, fine:], tail_dec, axis=1)
+        tail_states, tail_sensors = self.pool.rollout(self.tail_model, self.tail_datas, states[:, -1], ctrl)
+        return (
+            np.concatenate([states, tail_states[:, tail_dec - 1 :: tail_dec]], axis=1),
+            np.concatenate([sensors, tail_sensors[:, tail_dec - 1 :: tail_dec]], axis=1),
+        )
 
     def cost(self, states: np.ndarray, sites: np.ndarray, residual: np.ndarray, k0: int) -> np.ndarray:
         """(N,) cost of (N, H, nstate) states and (N, H, S·3) tracked-site positions; NaN states cost inf."""

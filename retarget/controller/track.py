@@ -154,7 +154,12 @@ def track_motion(
         if cfg.plan_step_factor == 1 and not cfg.plan_primitive_contacts
         else planning_model(robot_name, cfg.physics_dt_s * cfg.plan_step_factor, cfg.plan_primitive_contacts)
     )
-    planner = SamplingPlanner(plan_model, ref, dof_q, dof_v, robot.kp, cfg)
+    tail_model = (
+        planning_model(robot_name, cfg.physics_dt_s * cfg.plan_tail_step_factor, cfg.plan_primitive_contacts)
+        if cfg.plan_tail_step_factor > cfg.plan_step_factor
+        else None
+    )
+    planner = SamplingPlanner(plan_model, ref, dof_q, dof_v, robot.kp, cfg, tail_model)
     num = ref.num_steps
     out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))
     targets = np.zeros((num, robot.num_dof))
