@@ -122,3 +122,31 @@ def test_finetuning_with_the_region_stays_inside_where_plain_ppo_leaves_it(
     record = json.loads((tmp_path / "bounded" / "config.json").read_text())["finetune"]
     assert record["trust_region"] == {"max_kl": bound, "bisection_steps": 12}
     assert json.loads((tmp_path / "plain" / "config.json").read_text())["finetune"]["trust_region"] is None
+
+
+def test_bench_runs_asap_tr_on_asaps_correction_and_reports_the_drift(tiny_kick_policy, tmp_path):
+    """bench_table4 with ASAP-TR: the same Δa file as ASAP, the bound recorded, the paired difference ASAP-TR − ASAP
+    reported; table4_drift puts ASAP-TR nearer the pre-trained policy than ASAP. Not among the default methods."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import bench_table4
+    import table4_drift
+
+    assert "ASAP-TR" not in bench_table4.parse_args(["--policy", "", "--motion", "", "-o", ""]).methods.split(",")
+    out = tmp_path / "t4"
+    args = ["--policy", str(tiny_kick_policy), "--motion", str(asap_reference("kick_level2_filter"))]
+    args += ["--real", "combined", "--seeds", "0", "--iterations", "3", "--num-envs", "4", "--episodes", "2"]
+    args += ["--eval-episodes", "2", "--methods", "ASAP,ASAP-TR,Oracle", "--trust-region-kl", "0.001", "--jobs", "1"]
+    summary = bench_table4.main([*args, "-o", str(out)])["robots"]["combined"]
+    record = lambda name: json.loads((out / "combined" / f"{name}_s0" / "config.json").read_text())["finetune"]
+    assert record("ASAP-TR")["trust_region"]["max_kl"] == 0.001 and record("ASAP")["trust_region"] is None
+    assert record("ASAP-TR")["delta_sha256"] == record("ASAP")["delta_sha256"]
+    assert "ASAP-TR − ASAP" in summary["gap_share_ci"]["completion"]
+    drift = table4_drift.main([str(out / "combined")])
+    assert set(drift) == {"ASAP_s0", "ASAP-TR_s0", "Oracle_s0"}
+    assert 0.0 < drift["ASAP-TR_s0"] < drift["ASAP_s0"]
+    with pytest.raises(SystemExit, match="trust-region-kl"):
+        bench_table4.main([*args, "--trust-region-kl", "0", "-o", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()
