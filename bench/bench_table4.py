@@ -85,10 +85,13 @@ from trainers.finetune.real_eval import rollouts_in_profile
 from trainers.metrics import tracking_metrics
 from trainers.observations import rotate_to_base
 from trainers.policy_io import load_policy, snapshot_run
+from trainers.ppo.trust_region import DEFAULT_ANCHOR_MAX_KL, AnchorTrustRegion
 from trainers.real.model import build_real_model
 from trainers.real.profiles import UnknownProfileError, get_profile, save_profile
 from trainers.reference import load_references
 
+DEFAULT_METHODS = tuple(m for m in ORDER[1:] if m != "ASAP-TR")
+"""Methods the bench runs unless told (the trust-region variant of ASAP is an option)."""
 METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "evel_mm_per_frame", "completion")
 CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt")
 FITTING_SEED = 1
@@ -207,12 +210,21 @@ def plans(out: Path, real: str, noise_std: float) -> dict[str, tuple[str, str | 
         "SysID": ("real", None, str(out / "sysid.json")),
         "DeltaDynamics": ("dynamics", str(out / "dynamics.pt"), None),
         "ASAP": ("delta", str(out / "delta.pt"), None),
+        "ASAP-TR": ("delta", str(out / "delta.pt"), None),
         "Oracle": ("real", None, real),
     }
 
 
 def run_finetune(
-    pre: Path, motion: str, clip: str | None, folder: Path, plan, iterations: int, num_envs: int, seed: int
+    pre: Path,
+    motion: str,
+    clip: str | None,
+    folder: Path,
+    plan,
+    iterations: int,
+    num_envs: int,
+    seed: int,
+    trust_region: AnchorTrustRegion | None = None,
 ) -> tuple[float, float]:
     """Fine-tune one method for one seed; (wall, CPU) seconds it took (CPU: this process's, all threads)."""
     sim, delta, profile = plan
@@ -229,6 +241,7 @@ def run_finetune(
         num_envs=num_envs,
         seed=seed,
         num_threads=1,
+        trust_region=trust_region,
     )
     return time.perf_counter() - t, time.process_time() - cpu
 
@@ -479,9 +492,18 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
         if name in wanted
     ]
     t0 = time.perf_counter()
+    bounded = AnchorTrustRegion(args.trust_region_kl)
     costs = Parallel(n_jobs=args.jobs, verbose=0)(
         delayed(run_finetune)(
-            pre, args.motion, args.clip, out / f"{name}_s{seed}", plan, args.iterations, args.num_envs, seed
+            pre,
+            args.motion,
+            args.clip,
+            out / f"{name}_s{seed}",
+            plan,
+            args.iterations,
+            args.num_envs,
+            seed,
+            bounded if name == "ASAP-TR" else None,
         )
         for name, plan, seed in todo
     )
@@ -680,6 +702,7 @@ ROUND_ONE_SETTINGS = (
     "corrections_from",
     "pool_rollouts",
     "methods",
+    "trust_region_kl",
 )
 """Settings a later round must share with the run whose round 1 it continues (the robots may differ)."""
 
@@ -756,7 +779,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "refits on every round's rollouts and fine-tunes that policy again; a folder holding round 1 is reused",
     )
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--methods", default=",".join(ORDER[1:]), help="fine-tuned methods to run (Vanilla always)")
+    ap.add_argument(
+        "--methods",
+        default=",".join(DEFAULT_METHODS),
+        help=f"fine-tuned methods to run (Vanilla always); valid: {', '.join(ORDER[1:])}",
+    )
+    ap.add_argument(
+        "--trust-region-kl",
+        type=float,
+        default=DEFAULT_ANCHOR_MAX_KL,
+        help="ASAP-TR: largest mean KL(pre-trained ‖ fine-tuned) of the actor on each update's observations [nats]",
+    )
     ap.add_argument("-o", "--out", required=True)
     return ap.parse_args(argv)
 
@@ -774,6 +807,8 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"--methods: unknown {', '.join(sorted(unknown))}; valid: {', '.join(ORDER[1:])}")
     if args.pool_rollouts and args.corrections_from:
         raise SystemExit("--pool-rollouts fits on more rollouts, --corrections-from fits nothing: give one of them")
+    if not args.trust_region_kl > 0.0:
+        raise SystemExit(f"--trust-region-kl {args.trust_region_kl}: give a bound > 0 [nats]")
     if args.asap_rounds < 1:
         raise SystemExit(f"--asap-rounds {args.asap_rounds}: give 1 (ASAP once) or more")
     if args.asap_rounds > 1 and "ASAP" not in args.methods.split(","):

@@ -41,6 +41,7 @@ from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
 from trainers.policy_io import find_checkpoint, read_run_config
 from trainers.ppo.runner import OnPolicyRunner
+from trainers.ppo.trust_region import AnchorTrustRegion
 from trainers.real.model import build_real_model
 from trainers.real.profiles import get_profile
 from trainers.reference import load_references
@@ -76,9 +77,13 @@ def finetune_policy(
     num_threads: int | None = None,
     on_iteration: Callable[[dict], None] | None = None,
     checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
+    trust_region: AnchorTrustRegion | None = None,
 ) -> FinetuneResult:
     """Fine-tune ``policy_run``'s checkpoint in simulator ``sim`` up to ``iterations`` PPO iterations in all, counted
-    from that checkpoint (:data:`trainers.defaults.ITERATIONS_CONVENTION`: rerunning into ``run_dir`` resumes)."""
+    from that checkpoint (:data:`trainers.defaults.ITERATIONS_CONVENTION`: rerunning into ``run_dir`` resumes).
+    ``trust_region``: keep the fine-tuned actor within that KL bound of the pre-trained checkpoint's after every
+    update (:mod:`trainers.ppo.trust_region`; None, the default: plain PPO)."""
+    import copy
     import dataclasses
 
     from trainers.config import to_jsonable
@@ -139,6 +144,7 @@ def finetune_policy(
             else None,
             "real_profile": real_name,
             "iterations": iterations,
+            "trust_region": None if trust_region is None else dataclasses.asdict(trust_region),
             "domain_rand": env_cfg.domain_rand.enabled,
             "real_profile_sha256": file_sha256(Path(real_name))
             if real_name is not None and real_name.endswith(".json")
@@ -166,6 +172,11 @@ def finetune_policy(
         else:
             runner.load(ckpt)
             base_iteration = runner.iteration
+        if trust_region is not None:
+            # The anchor is the pre-trained checkpoint itself, also when resuming a fine-tuning that moved away.
+            anchor = copy.deepcopy(runner.policy)
+            anchor.load_state_dict(torch.load(ckpt, weights_only=True)["model"])
+            runner.alg.set_anchor(anchor, trust_region)
         target_iteration = base_iteration + iterations
         record["base_iteration"], record["target_iteration"] = base_iteration, target_iteration
         atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))

@@ -9,6 +9,7 @@ import torch
 from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.storage import RolloutStorage
+from trainers.ppo.trust_region import AnchorTrustRegion, pull_toward_anchor
 
 
 @dataclass
@@ -21,6 +22,10 @@ class UpdateStats:
     kl: float
     learning_rate: float
     action_std: float
+    anchor_kl: float = float("nan")
+    """Mean KL(anchor ‖ policy) on this update's rollout observations after the trust region (NaN: no anchor)."""
+    anchor_fraction: float = float("nan")
+    """Fraction of the update's step from the anchor that the trust region kept (1: inside the bound)."""
 
 
 class PPO:
@@ -29,6 +34,13 @@ class PPO:
         self.learning_rate = cfg.learning_rate
         self.optimizer = torch.optim.Adam(policy.parameters(), lr=self.learning_rate)
         self._pending: dict[str, torch.Tensor] = {}
+        self.anchor: ActorCritic | None = None
+        self.trust_region: AnchorTrustRegion | None = None
+
+    def set_anchor(self, anchor: ActorCritic, region: AnchorTrustRegion) -> None:
+        """Bound every later update to ``region`` around ``anchor`` (frozen; e.g. the pre-trained policy)."""
+        self.anchor = anchor.eval().requires_grad_(False)
+        self.trust_region = region
 
     @torch.no_grad()
     def act(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> torch.Tensor:
@@ -99,6 +111,12 @@ class PPO:
         # Observation statistics change only between updates, so that the log-probabilities stored
         # during a rollout and those recomputed in the update see the same normalization.
         self.policy.update_normalization(self.storage.obs.flatten(0, 1), self.storage.critic_obs.flatten(0, 1))
+        anchor_fraction = anchor_kl = float("nan")
+        if self.anchor is not None and self.trust_region is not None:
+            # After the normalizer moved, so the bound covers the whole change of the deployed actor.
+            anchor_fraction, anchor_kl = pull_toward_anchor(
+                self.policy, self.anchor, self.storage.obs.flatten(0, 1), self.trust_region
+            )
         return UpdateStats(
             surrogate_loss=sums["surrogate"] / count,
             value_loss=sums["value"] / count,
@@ -106,4 +124,6 @@ class PPO:
             kl=sums["kl"] / count,
             learning_rate=self.learning_rate,
             action_std=float(torch.exp(self.policy.log_std.detach()).mean()),
+            anchor_kl=anchor_kl,
+            anchor_fraction=anchor_fraction,
         )

@@ -121,6 +121,8 @@ class OnPolicyRunner:
                 "action_std": stats.action_std,
                 "termination_distance_m": getattr(env, "termination_distance_m", float("nan")),
                 "penalty_scale": getattr(env, "penalty_scale", float("nan")),
+                "anchor_kl": stats.anchor_kl,
+                "anchor_fraction": stats.anchor_fraction,
             }
             row["episode_terms"] = {k: float(np.mean(v)) for k, v in sorted(episode_terms.items())}
             rows.append(row)

@@ -1,0 +1,152 @@
+"""The KL trust region around the pre-trained policy (ASAP-TR): the bound holds on real observations, an update
+inside it is untouched, and fine-tuning with it stays within it where plain PPO does not."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import torch
+from conftest import asap_reference
+
+from robots.registry import load_robot_spec
+from trainers.env import TrackingEnv
+from trainers.finetune.finetune import finetune_policy
+from trainers.policy_io import read_run_config
+from trainers.ppo.runner import OnPolicyRunner
+from trainers.ppo.trust_region import AnchorTrustRegion, mean_kl, pull_toward_anchor
+from trainers.real.model import build_real_model
+from trainers.reference import load_references
+
+
+@pytest.fixture(scope="module")
+def pretrained_and_obs(tiny_kick_policy):
+    """The tiny kick policy and 96 observations of it tracking the real kick reference in the nominal G1."""
+    _, env_cfg, ppo_cfg = read_run_config(tiny_kick_policy / "config.json")
+    nominal = build_real_model("nominal", env_cfg.sim)
+    refs = load_references(asap_reference("kick_level2_filter"), nominal, load_robot_spec(env_cfg.sim.robot))
+    env = TrackingEnv(refs, 4, env_cfg, seed=0, model=nominal)
+    runner = OnPolicyRunner(env, ppo_cfg)
+    runner.load(tiny_kick_policy / "model_last.pt")
+    obs, _ = env.get_observations()
+    batch = []
+    with torch.no_grad():
+        for _ in range(24):
+            batch.append(obs)
+            obs, *_ = env.step(runner.policy.act_inference(obs))
+    return runner.policy, torch.cat(batch)
+
+
+def test_mean_kl_matches_torch_for_diagonal_gaussians(pretrained_and_obs):
+    anchor, obs = pretrained_and_obs
+    moved = copy.deepcopy(anchor)
+    with torch.no_grad():
+        moved.log_std += 0.3
+        moved.actor.net[-1].bias += 0.05
+    with torch.no_grad():
+        p, q = anchor.distribution(obs), moved.distribution(obs)
+        expected = float(torch.distributions.kl_divergence(p, q).sum(-1).mean())
+    assert mean_kl(anchor, moved, obs) == pytest.approx(expected, rel=1e-6)
+    assert mean_kl(anchor, anchor, obs) == 0.0
+
+
+def test_a_step_past_the_bound_is_pulled_back_to_just_inside_it(pretrained_and_obs):
+    anchor, obs = pretrained_and_obs
+    moved = copy.deepcopy(anchor)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in moved.actor.net.parameters():
+            p += 0.05 * torch.randn_like(p)
+        moved.log_std -= 0.2
+        moved.actor.norm.mean += 0.1  # the normalizer is part of the deployed actor: it moves back too
+    critic_before = [p.clone() for p in moved.critic.parameters()]
+    region = AnchorTrustRegion(max_kl=0.05)
+    assert mean_kl(anchor, moved, obs) > 10 * region.max_kl
+    fraction, kl = pull_toward_anchor(moved, anchor, obs, region)
+    assert 0.0 < fraction < 1.0
+    assert kl == pytest.approx(mean_kl(anchor, moved, obs))
+    # Inside the bound, and near it: bisection to 2⁻¹² of the step leaves the KL within a few % of the bound.
+    assert 0.9 * region.max_kl < kl <= region.max_kl
+    # Every actor tensor sits the same fraction of the way from the anchor; the critic is not touched.
+    w_anchor, w_moved = anchor.actor.net[0].weight, moved.actor.net[0].weight
+    assert torch.allclose(moved.log_std, anchor.log_std - 0.2 * fraction, atol=1e-6)
+    assert torch.allclose(moved.actor.norm.mean, anchor.actor.norm.mean + 0.1 * fraction, atol=1e-6)
+    assert not torch.equal(w_anchor, w_moved)
+    assert all(torch.equal(a, b) for a, b in zip(critic_before, moved.critic.parameters()))
+
+
+def test_a_step_inside_the_bound_is_kept_as_it_is(pretrained_and_obs):
+    anchor, obs = pretrained_and_obs
+    moved = copy.deepcopy(anchor)
+    with torch.no_grad():
+        moved.actor.net[-1].bias += 0.01
+    before = copy.deepcopy(moved.state_dict())
+    kl = mean_kl(anchor, moved, obs)
+    assert kl > 0.0
+    assert pull_toward_anchor(moved, anchor, obs, AnchorTrustRegion(max_kl=2 * kl)) == (1.0, kl)
+    assert all(torch.equal(before[k], v) for k, v in moved.state_dict().items())
+
+
+def test_bad_bounds_are_refused():
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="max_kl"):
+            AnchorTrustRegion(max_kl=bad)
+
+
+def test_finetuning_with_the_region_stays_inside_where_plain_ppo_leaves_it(
+    tiny_kick_policy, pretrained_and_obs, tmp_path
+):
+    """Three PPO iterations in the nominal simulator from the tiny kick policy: plain PPO moves the actor more than
+    the bound from the pre-trained one; with the region, every update ends inside it, and the record says so."""
+    lib = asap_reference("kick_level2_filter")
+    bound = 1e-3
+    plain = finetune_policy(tiny_kick_policy, lib, tmp_path / "plain", sim="nominal", iterations=3, num_envs=4)
+    bounded = finetune_policy(
+        tiny_kick_policy,
+        lib,
+        tmp_path / "bounded",
+        sim="nominal",
+        iterations=3,
+        num_envs=4,
+        trust_region=AnchorTrustRegion(max_kl=bound),
+    )
+    assert all(r["anchor_kl"] != r["anchor_kl"] for r in plain.rows)  # NaN: no anchor
+    assert all(0.0 < r["anchor_kl"] <= bound for r in bounded.rows)
+    assert any(r["anchor_fraction"] < 1.0 for r in bounded.rows)  # the bound acted
+    # Plain PPO's policies, measured the same way on the same real observations, leave the bound.
+    anchor, obs = pretrained_and_obs
+    plain_policy = copy.deepcopy(anchor)
+    plain_policy.load_state_dict(torch.load(tmp_path / "plain" / "model_last.pt", weights_only=True)["model"])
+    assert mean_kl(anchor, plain_policy, obs) > bound
+    record = json.loads((tmp_path / "bounded" / "config.json").read_text())["finetune"]
+    assert record["trust_region"] == {"max_kl": bound, "bisection_steps": 12}
+    assert json.loads((tmp_path / "plain" / "config.json").read_text())["finetune"]["trust_region"] is None
+
+
+def test_bench_runs_asap_tr_on_asaps_correction_and_reports_the_drift(tiny_kick_policy, tmp_path):
+    """bench_table4 with ASAP-TR: the same Δa file as ASAP, the bound recorded, the paired difference ASAP-TR − ASAP
+    reported; table4_drift puts ASAP-TR nearer the pre-trained policy than ASAP. Not among the default methods."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import bench_table4
+    import table4_drift
+
+    assert "ASAP-TR" not in bench_table4.parse_args(["--policy", "", "--motion", "", "-o", ""]).methods.split(",")
+    out = tmp_path / "t4"
+    args = ["--policy", str(tiny_kick_policy), "--motion", str(asap_reference("kick_level2_filter"))]
+    args += ["--real", "combined", "--seeds", "0", "--iterations", "3", "--num-envs", "4", "--episodes", "2"]
+    args += ["--eval-episodes", "2", "--methods", "ASAP,ASAP-TR,Oracle", "--trust-region-kl", "0.001", "--jobs", "1"]
+    summary = bench_table4.main([*args, "-o", str(out)])["robots"]["combined"]
+    record = lambda name: json.loads((out / "combined" / f"{name}_s0" / "config.json").read_text())["finetune"]
+    assert record("ASAP-TR")["trust_region"]["max_kl"] == 0.001 and record("ASAP")["trust_region"] is None
+    assert record("ASAP-TR")["delta_sha256"] == record("ASAP")["delta_sha256"]
+    assert "ASAP-TR − ASAP" in summary["gap_share_ci"]["completion"]
+    drift = table4_drift.main([str(out / "combined")])
+    assert set(drift) == {"ASAP_s0", "ASAP-TR_s0", "Oracle_s0"}
+    assert 0.0 < drift["ASAP-TR_s0"] < drift["ASAP_s0"]
+    with pytest.raises(SystemExit, match="trust-region-kl"):
+        bench_table4.main([*args, "--trust-region-kl", "0", "-o", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()
