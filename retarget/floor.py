@@ -34,6 +34,7 @@ from retarget.floor_cues import (
     tangent_basis,
 )
 from retarget.quantiles import median as _median
+from retarget.quantiles import row_percentiles
 from retarget.rotations import matrix_to_rotvec, rotvec_to_matrix
 from retarget.skeleton import neutral_skeleton, smpl_joint_positions
 from retarget.smpl_sequence import SmplSequence
@@ -217,15 +218,8 @@ class FloorEstimate:
 
 def _kind_percentiles(height: np.ndarray, percent: float) -> np.ndarray:
     """(2,) `percent` percentile of the ankle and the toe heights of (T, 4) `height`, as numpy's default
-    (linear) method gives it, without its wrapper."""
-    ordered = np.sort(height.reshape(-1, 2, 2).transpose(2, 0, 1).reshape(2, -1), axis=1)
-    index = (ordered.shape[1] - 1) * (percent / 100.0)
-    lo = int(np.floor(index))
-    frac = index - lo
-    below, above = ordered[:, lo], ordered[:, min(lo + 1, ordered.shape[1] - 1)]
-    rise = above - below
-    # numpy interpolates from the nearer neighbour (its `_lerp`): the same rounding, the same floor.
-    return above - rise * (1.0 - frac) if frac >= 0.5 else below + rise * frac
+    (linear) method gives it."""
+    return row_percentiles(height.reshape(-1, 2, 2).transpose(2, 0, 1).reshape(2, -1), percent)
 
 
 def _kind_sums(points: np.ndarray, kinds: np.ndarray, groups: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,13 +17,18 @@ def median(values: np.ndarray) -> float:
     return float(ordered[mid]) if len(ordered) % 2 else float((ordered[mid - 1] + ordered[mid]) / 2)
 
 
-def percentile(values: np.ndarray, percent: float) -> float:
-    """numpy's default (linear) `percent` percentile of a non-empty array, flattened."""
-    ordered = np.sort(values, axis=None)
-    index = (len(ordered) - 1) * (percent / 100.0)
+def row_percentiles(values: np.ndarray, percent: float) -> np.ndarray:
+    """(R,) numpy's default (linear) `percent` percentile of each row of a non-empty (R, N) array."""
+    ordered = np.sort(values, axis=1)
+    index = (ordered.shape[1] - 1) * (percent / 100.0)
     lo = int(np.floor(index))
     frac = index - lo
-    below, above = float(ordered[lo]), float(ordered[min(lo + 1, len(ordered) - 1)])
+    below, above = ordered[:, lo], ordered[:, min(lo + 1, ordered.shape[1] - 1)]
     rise = above - below
     # numpy interpolates from the nearer neighbour (its `_lerp`): the same rounding.
     return above - rise * (1.0 - frac) if frac >= 0.5 else below + rise * frac
+
+
+def percentile(values: np.ndarray, percent: float) -> float:
+    """numpy's default (linear) `percent` percentile of a non-empty array, flattened."""
+    return float(row_percentiles(np.reshape(values, (1, -1)), percent)[0])
