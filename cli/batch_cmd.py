@@ -136,6 +136,11 @@ def _interrupt_exits_130(callback: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _given(name: str) -> bool:
+    """Whether the user passed option `name` on the command line (not its default)."""
+    return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+
 @click.command()
 @click.argument("source_dir", type=click.Path(path_type=Path), required=False)
 @click.option(
@@ -233,6 +238,7 @@ def batch(
     killed batch resumes where it stopped. Exit code: 0 all clips ok, 3 some clips failed (see the
     manifest or `asap-retarget summary OUTDIR`), 1 the batch could not run, 130 interrupted."""
     from retarget.batch import EXIT_SOME_FAILED, BatchOptions, available_cores, run_batch
+    from retarget.batch.run import UNTIMED_EXECUTORS
     from retarget.batch.sources import STALE_DIR, discover_clips
     from retarget.batch.stages import STAGES
 
@@ -243,6 +249,14 @@ def batch(
     if performed == "beside":
         stages = tuple("controller-beside" if s == "controller" else s for s in stages)
     source_dir = source_dir or DEFAULT_SOURCE_DIR
+    if executor in UNTIMED_EXECUTORS and timeout_s and _given("timeout_s"):
+        # A thread (or the calling process) cannot be stopped from outside: a hung clip holds its slot.
+        err_console.print(
+            f"[yellow]warning:[/] --timeout {timeout_s:g} is not enforced with --executor {executor} "
+            "(a thread cannot be stopped); use --executor process for per-clip time limits",
+            highlight=False,
+            soft_wrap=True,
+        )
     if click.get_current_context().get_parameter_source("fps") == ParameterSource.DEFAULT:
         from retarget.formats.registry import ROBOT_FORMATS
 

@@ -63,6 +63,19 @@ def test_batch_with_bad_inputs_keeps_going_and_lists_failures(tmp_path):
     assert list(read_motion_library(out / "motion_library.pkl")) == ["good_kick"]
 
 
+@pytest.mark.parametrize("executor", ["inline", "thread"])
+def test_batch_warns_when_its_executor_cannot_enforce_the_timeout(tmp_path, executor):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "truncated.npz").write_bytes(smpl_clip("walk_level1_filter").read_bytes()[:4000])
+    base = ["batch", str(src), "-o", str(tmp_path / "out"), "--executor", executor, "--workers", "1", "--quiet"]
+    warned = CliRunner().invoke(main, [*base, "--timeout", "60"])
+    assert warned.exit_code == 3, warned.output  # the bad clip still fails cleanly
+    assert f"--timeout 60 is not enforced with --executor {executor}" in warned.output
+    default = CliRunner().invoke(main, [*base, "--force"])  # the default limit is not a request: no warning
+    assert default.exit_code == 3 and "not enforced" not in default.output
+
+
 def test_bad_single_clip_exits_1_without_output(tmp_path):
     out = tmp_path / "x.pkl"
     bad = tmp_path / "bad.npz"

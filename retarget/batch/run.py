@@ -74,6 +74,8 @@ __all__ = [
 
 CONFIG_JSON = "config.json"
 EXECUTORS = ("process", "thread", "ray", "inline")
+UNTIMED_EXECUTORS = ("thread", "inline")
+"""Executors that cannot enforce `BatchOptions.timeout_s`: a thread, or the calling process, cannot be stopped."""
 EXIT_SOME_FAILED = 3
 """CLI exit code when the batch finished but at least one clip failed (1: the batch could not run)."""
 LOCK_NAME = ".batch.lock"
