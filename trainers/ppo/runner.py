@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import time
 from collections import deque
@@ -12,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import atomic_write
 from trainers.checkpoints import trim_run_logs
 from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.algorithm import PPO
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.storage import RolloutStorage
+from trainers.reproducible import save_torch
 from trainers.vecenv import CurriculumState, VecEnv
 
 CURVE_FIELDS = (
@@ -35,7 +37,12 @@ CURVE_FIELDS = (
     "action_std",
     "termination_distance_m",
     "penalty_scale",
+    "anchor_kl",
+    "anchor_fraction",
 )
+"""Columns of ``learning_curve.csv``. ``anchor_kl`` and ``anchor_fraction`` are the trust region's
+(:mod:`trainers.ppo.trust_region`: the mean KL from the anchor after the update, the share of the step kept); NaN in
+a run without one."""
 
 
 class OnPolicyRunner:
@@ -156,7 +163,7 @@ class OnPolicyRunner:
             "num_actions": self.env.num_actions,
             "meta": self.meta,
         }
-        atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
+        save_torch(path, payload)
 
     def resume(self, path: Path) -> dict:
         """:meth:`load` a checkpoint of this run and drop the log rows after it (they are recomputed)."""
@@ -185,10 +192,30 @@ def _append_terms(run_dir: Path, row: dict) -> None:
 
 
 def append_learning_curve(path: Path, row: dict) -> None:
-    """Append one iteration's row (the :data:`CURVE_FIELDS` columns) to a learning-curve CSV, header first."""
+    """Append one iteration's row (the :data:`CURVE_FIELDS` columns) to a learning-curve CSV, header first.
+
+    A curve written before a column existed (a run resumed by a newer version) is first rewritten with the current
+    header, its earlier rows NaN in the new columns, so every row of the file has every column."""
+    if path.exists():
+        _upgrade_header(path)
     new = not path.exists()
     with path.open("a", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
         if new:
             writer.writeheader()
         writer.writerow({k: row[k] for k in CURVE_FIELDS})
+
+
+def _upgrade_header(path: Path) -> None:
+    with path.open(newline="") as f:
+        reader = csv.DictReader(f)
+        old_fields, rows = list(reader.fieldnames or []), list(reader)
+    if not old_fields or old_fields == list(CURVE_FIELDS):
+        return
+    # Columns this version does not write are kept after its own, not dropped.
+    fields = [*CURVE_FIELDS, *(c for c in old_fields if c not in CURVE_FIELDS)]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=fields, restval="nan", lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(path, lambda tmp: tmp.write_text(text.getvalue(), newline=""))
