@@ -194,28 +194,29 @@ def _append_terms(run_dir: Path, row: dict) -> None:
 def append_learning_curve(path: Path, row: dict) -> None:
     """Append one iteration's row (the :data:`CURVE_FIELDS` columns) to a learning-curve CSV, header first.
 
-    A curve written before a column existed (a run resumed by a newer version) is first rewritten with the current
-    header, its earlier rows NaN in the new columns, so every row of the file has every column."""
-    if path.exists():
-        _upgrade_header(path)
+    A curve that lacks some of these columns (written by a version before them, now resumed) is first rewritten with
+    them, NaN in its earlier rows; a column only the file has is kept, NaN from then on. Every row has every column."""
     new = not path.exists()
+    fields = list(CURVE_FIELDS) if new else _curve_fields(path)
     with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+        writer = csv.DictWriter(f, fieldnames=fields, restval="nan")
         if new:
             writer.writeheader()
         writer.writerow({k: row[k] for k in CURVE_FIELDS})
 
 
-def _upgrade_header(path: Path) -> None:
+def _curve_fields(path: Path) -> list[str]:
+    """The columns of an existing curve, after adding the :data:`CURVE_FIELDS` it lacks."""
     with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        old_fields, rows = list(reader.fieldnames or []), list(reader)
-    if not old_fields or old_fields == list(CURVE_FIELDS):
-        return
-    # Columns this version does not write are kept after its own, not dropped.
-    fields = [*CURVE_FIELDS, *(c for c in old_fields if c not in CURVE_FIELDS)]
+        header = next(csv.reader(f), [])
+    if not set(CURVE_FIELDS) - set(header):
+        return header
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    fields = [*CURVE_FIELDS, *(c for c in header if c not in CURVE_FIELDS)]
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=fields, restval="nan", lineterminator="\r\n")
+    writer = csv.DictWriter(text, fieldnames=fields, restval="nan")
     writer.writeheader()
     writer.writerows(rows)
     atomic_write(path, lambda tmp: tmp.write_text(text.getvalue(), newline=""))
+    return fields
