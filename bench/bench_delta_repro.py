@@ -25,6 +25,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from retarget.errors import AsapRetargetError
 from trainers.delta.collection import read_collection
 from trainers.delta.defaults import DEFAULT_MODEL, MODEL_KINDS
 from trainers.delta.learned import LearnedDelta, LearnedDeltaConfig, fit_learned_delta
@@ -78,6 +79,15 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     if not args.collection.is_file():
         sys.exit(f"{args.collection}: no such collection file")
+    try:
+        read_collection(args.collection)  # a file that is not a collection fails here, in one line
+        return compare(args)
+    except AsapRetargetError as exc:
+        sys.exit(f"error: {exc}")
+
+
+def compare(args: argparse.Namespace) -> dict:
+    """The three fits, each compared with the first and with the reference; the printed table's rows."""
     reference = args.reference or args.collection.parent / "delta.pt"
     cfg = LearnedDeltaConfig(model=args.model)
     rows = {}
