@@ -74,7 +74,13 @@ from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, read_collection, write_collection
-from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS, DEFAULT_FITTING_ROLLOUTS
+from trainers.delta.defaults import (
+    DEFAULT_FINETUNE_ITERATIONS,
+    DEFAULT_FITTING_ROLLOUTS,
+    DEFAULT_JOINTS,
+    DEFAULT_MODEL,
+    JOINT_SET_NAMES,
+)
 from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
 from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_on_labels, transition_labels
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
@@ -758,8 +764,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--num-envs", type=int, default=64)
     ap.add_argument("--episodes", type=int, default=DEFAULT_FITTING_ROLLOUTS, help="fitting rollouts")
     ap.add_argument("--eval-episodes", type=int, default=8, help="matched randomized evaluation episodes")
-    ap.add_argument("--delta-joints", default="all", choices=("ankles", "legs", "all"))
-    ap.add_argument("--delta-model", default="per_joint_linear", choices=MODEL_KINDS)
+    ap.add_argument("--delta-joints", default=DEFAULT_JOINTS, choices=JOINT_SET_NAMES)
+    ap.add_argument("--delta-model", default=DEFAULT_MODEL, choices=MODEL_KINDS)
     ap.add_argument(
         "--corrections-from",
         default=None,

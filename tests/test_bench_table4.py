@@ -61,6 +61,23 @@ def test_one_table_per_robot_with_per_episode_results_that_add_up(benches):
     assert a["results"]["Vanilla"][0]["eg_mpjpe_mm"] != b["results"]["Vanilla"][0]["eg_mpjpe_mm"]
 
 
+def test_the_delta_file_is_what_delta_fit_gives_on_the_bench_collection(benches, tmp_path):
+    """A user refitting Δa on a bench folder's collect.pkl with `delta fit` (whose defaults are the bench's) gets the
+    bench's delta.pt byte for byte: the bench fits its rollouts as the file stores them."""
+    from click.testing import CliRunner
+
+    from cli.main import main
+
+    tmp, first, _ = benches
+    robot = tmp / "a" / "combined"
+    refit = tmp_path / "delta.pt"
+    result = CliRunner().invoke(main, ["delta", "fit", str(robot / "collect.pkl"), "-o", str(refit)])
+    assert result.exit_code == 0, result.output
+    assert refit.read_bytes() == (robot / "delta.pt").read_bytes()
+    transitions = first["robots"]["combined"]["fits"]["delta"]["transitions"]
+    assert f"{transitions} transitions" in result.output
+
+
 def test_pybullet_episodes_differ_by_start_noise_and_its_oracle_trains_without_randomization(benches):
     tmp, first, _ = benches
     mujoco, pybullet = (first["robots"][r] for r in ROBOTS)

@@ -101,6 +101,33 @@ def test_checkpoint_resume_restores_weights_and_counters(tmp_path):
     assert rows[0]["iteration"] == 4
 
 
+def test_a_curve_from_before_the_trust_region_columns_gets_them_when_the_run_goes_on(tmp_path):
+    """Resuming a run whose learning_curve.csv lacks columns this version writes: the file is rewritten with the
+    current header (earlier rows NaN there; a column only the old file had is kept, NaN after), then the row
+    appended."""
+    import csv
+
+    from trainers.ppo.runner import CURVE_FIELDS
+
+    torch.manual_seed(0)
+    runner = OnPolicyRunner(MatchTargetEnv(), _small_cfg(), run_dir=tmp_path)
+    runner.learn(1)
+    curve = tmp_path / "learning_curve.csv"
+    (row,) = csv.DictReader(curve.open())
+    old = [f for f in CURVE_FIELDS if not f.startswith("anchor_")] + ["retired"]
+    with curve.open("w", newline="") as f:  # as an older version wrote it
+        writer = csv.DictWriter(f, fieldnames=old)
+        writer.writeheader()
+        writer.writerow({**{k: row[k] for k in old if k != "retired"}, "retired": "7"})
+    runner.learn(1)
+    rows = list(csv.DictReader(curve.open()))
+    assert list(rows[0]) == [*CURVE_FIELDS, "retired"]
+    assert [r["iteration"] for r in rows] == ["1", "2"] and rows[0]["mean_step_reward"] == row["mean_step_reward"]
+    assert rows[0]["anchor_kl"] == rows[1]["anchor_kl"] == "nan"
+    assert (rows[0]["retired"], rows[1]["retired"]) == ("7", "nan")
+    assert len(curve.read_text().splitlines()) == 3
+
+
 def test_normalizer_matches_batch_statistics():
     from trainers.ppo.actor_critic import RunningNorm
 

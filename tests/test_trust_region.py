@@ -4,7 +4,9 @@ inside it is untouched, and fine-tuning with it stays within it where plain PPO 
 from __future__ import annotations
 
 import copy
+import csv
 import json
+import math
 
 import pytest
 import torch
@@ -122,6 +124,26 @@ def test_finetuning_with_the_region_stays_inside_where_plain_ppo_leaves_it(
     record = json.loads((tmp_path / "bounded" / "config.json").read_text())["finetune"]
     assert record["trust_region"] == {"max_kl": bound, "bisection_steps": 12}
     assert json.loads((tmp_path / "plain" / "config.json").read_text())["finetune"]["trust_region"] is None
+    # The run's learning_curve.csv has the region's figures of every iteration (NaN without a region).
+    curve = lambda run: list(csv.DictReader((tmp_path / run / "learning_curve.csv").open()))
+    for key in ("anchor_kl", "anchor_fraction"):
+        assert [float(r[key]) for r in curve("bounded")] == [r[key] for r in bounded.rows]
+        assert all(math.isnan(float(r[key])) for r in curve("plain"))
+    assert all(0.0 < float(r["anchor_kl"]) <= bound for r in curve("bounded"))
+    assert all(0.0 < float(r["anchor_fraction"]) <= 1.0 for r in curve("bounded"))
+    # Fine-tuning is deterministic: the same call again gives the same policy and the same region figures.
+    again = finetune_policy(
+        tiny_kick_policy,
+        lib,
+        tmp_path / "again",
+        sim="nominal",
+        iterations=3,
+        num_envs=4,
+        trust_region=AnchorTrustRegion(max_kl=bound),
+    )
+    weights = lambda run: torch.load(tmp_path / run / "model_last.pt", weights_only=True)["model"]
+    assert all(torch.equal(v, weights("again")[k]) for k, v in weights("bounded").items())
+    assert [r["anchor_kl"] for r in again.rows] == [r["anchor_kl"] for r in bounded.rows]
 
 
 def test_bench_runs_asap_tr_on_asaps_correction_and_reports_the_drift(tiny_kick_policy, tmp_path):

@@ -32,6 +32,7 @@ from trainers.env import TrackingEnv
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.runner import append_learning_curve
 from trainers.reference import load_references
+from trainers.reproducible import save_torch
 from trainers.rsl_rl_adapter import RSL_RL_VERSION, RslRlTrackingEnv, require_rsl_rl, rsl_rl_train_cfg
 from trainers.sim_model import build_training_model
 from trainers.train import TrainResult, plot_learning_curve, run_config
@@ -67,7 +68,7 @@ def _make_runner(vec: RslRlTrackingEnv[TrackingEnv], train_cfg: dict, run_dir: P
                 "termination_distance_m": float(env.termination_distance_m),
                 "meta": meta,
             }
-            atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
+            save_torch(path, payload)
             self.logger.save_model(path, self.current_learning_iteration)
 
     with contextlib.redirect_stdout(console_log):
@@ -188,4 +189,6 @@ def _curve_row(runner, vec: RslRlTrackingEnv[TrackingEnv], kw: dict, steps_per_i
         "action_std": float(kw["action_std"].detach().mean()),
         "termination_distance_m": vec.env.termination_distance_m,
         "penalty_scale": vec.env.penalty_scale,
+        "anchor_kl": float("nan"),  # no trust region in rsl_rl's PPO
+        "anchor_fraction": float("nan"),
     }

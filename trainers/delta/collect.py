@@ -6,6 +6,9 @@ one, made deterministic as for evaluation (no randomization, no pushes, no joint
 callable from actor observations to actions works as the policy: a trained run
 (:func:`trainers.policy_io.load_policy`), or the zero action (PD on the reference pose with the
 default ``reference_pose`` action offset) when there is no policy yet.
+
+The rollouts come back at the precision their collection file stores
+(:func:`~trainers.delta.collection.as_stored`): a fit on them in memory and a fit on the written file are one fit.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import torch
 
 from robots.registry import load_robot_spec
 from trainers.config import TrackingEnvConfig, to_jsonable
-from trainers.delta.collection import Trajectory, write_collection
+from trainers.delta.collection import Trajectory, as_stored, write_collection
 from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config
 from trainers.metrics import SUCCESS_DISTANCE_M
@@ -43,7 +46,8 @@ def collect_rollouts(
     episodes: int = 1,
     seed: int = 0,
 ) -> dict[str, Trajectory]:
-    """``episodes`` rollouts per clip (the first from phase 0, the others from random phases) in ``profile``."""
+    """``episodes`` rollouts per clip (the first from phase 0, the others from random phases) in ``profile``, at
+    the collection file's precision."""
     prof = get_profile(profile)
     cfg = eval_env_config(TrackingEnvConfig() if env_cfg is None else env_cfg)
     model = build_real_model(prof, cfg.sim)
@@ -82,11 +86,12 @@ def collect_rollouts(
     alive_mask = np.stack(alive)  # (T, N) environment n still running at frame t
     out: dict[str, Trajectory] = {}
     sim_json = json.dumps(to_jsonable(cfg.sim))
+    robot = load_robot_spec(cfg.sim.robot)
     for i in range(n):
         rows = np.flatnonzero(alive_mask[:, i])
         pick = {k: np.stack([frames[t][k][i] for t in rows]) for k in frames[0]}
         ref = references[clip_ids[i]]
-        out[f"{ref.name}__{i % episodes}"] = Trajectory(
+        recorded = Trajectory(
             motion_id=ref.name,
             fps=1.0 / env.policy_dt_s,
             action_scale=cfg.sim.action_scale,
@@ -94,6 +99,7 @@ def collect_rollouts(
             sim_config_json=sim_json,
             **pick,
         )
+        out[f"{ref.name}__{i % episodes}"] = as_stored(recorded, robot)
     return out
 
 

@@ -161,6 +161,18 @@ def _clip_to_trajectory(path: Path, key: str, clip: dict[str, Any]) -> Trajector
     problems = collection_clip_problems(clip)
     if problems:
         raise MotionFileError(path, f"entry {key!r}: " + "; ".join(problems))
+    return _trajectory_from_clip(clip)
+
+
+def as_stored(traj: Trajectory, robot: RobotSpec | None = None) -> Trajectory:
+    """``traj`` at the precision of its collection entry (float32 arrays but the root quaternion, read back as
+    float64): what :func:`read_collection` returns for a file written from it. A fit is sensitive to that rounding
+    (the per-joint Δa of a kick's six rollouts, fitted unrounded and from the file: weights up to 1.7 % of the
+    largest apart), so rollouts fitted in memory must be as stored for a refit of the file to give the same model."""
+    return _trajectory_from_clip(trajectory_to_clip(traj, load_robot_spec() if robot is None else robot))
+
+
+def _trajectory_from_clip(clip: dict[str, Any]) -> Trajectory:
     arrays = {name: np.asarray(clip[name], dtype=np.float64) for name in EXTRA_ARRAY_KEYS}
     return Trajectory(
         motion_id=str(clip["motion_id"]),

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from retarget.asap_pkl import atomic_write
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collection import Trajectory
 from trainers.delta.learned import DeltaMLP, DeltaModelError, batched_features
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.real.model import build_real_model
+from trainers.reproducible import fit_threads, save_torch
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,7 @@ class DeltaDynamics:
             "hidden": list(self.hidden),
             "previous_target": self.previous_target,
         }
-        atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
-        return Path(path)
+        return save_torch(path, payload)
 
     @staticmethod
     def load(path: str | Path) -> DeltaDynamics:
@@ -138,20 +137,21 @@ def fit_delta_dynamics(trajs: list[Trajectory], cfg: DeltaDynamicsConfig | None 
     if len(x) == 0:
         raise DeltaModelError("delta dynamics needs at least one recorded transition")
     x_mean, x_std, y_std = x.mean(0), x.std(0) + 1e-6, y.std(0) + 1e-9
-    torch.manual_seed(cfg.seed)
-    model = DeltaMLP(x.shape[1], y.shape[1], cfg.hidden)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     xt = torch.as_tensor((x - x_mean) / x_std, dtype=torch.float32)
     yt = torch.as_tensor(y / y_std, dtype=torch.float32)
-    for _ in range(cfg.epochs):
-        loss = torch.mean((model(xt) - yt) ** 2)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    model.eval()
+    with fit_threads():  # the same weights whatever the caller's torch thread count
+        torch.manual_seed(cfg.seed)
+        model = DeltaMLP(x.shape[1], y.shape[1], cfg.hidden)
+        opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+        for _ in range(cfg.epochs):
+            loss = torch.mean((model(xt) - yt) ** 2)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        with torch.no_grad():
+            fit = model(xt).numpy() * y_std
     dyn = DeltaDynamics(model, x_mean, x_std, y_std, cfg.hidden, cfg.previous_target)
-    with torch.no_grad():
-        fit = model(xt).numpy() * y_std
     d = dyn.num_dof
     stats = {
         "transitions": len(x),

@@ -27,7 +27,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from retarget.asap_pkl import atomic_write
 from retarget.errors import AsapRetargetError
 from retarget.rotations import quat_conj, quat_mul, quat_to_matrix, quat_to_rotvec
 from robots.registry import load_robot_spec
@@ -47,6 +46,7 @@ from trainers.delta.replay import reset_to_frame
 from trainers.observations import projected_gravity_b
 from trainers.real.model import build_real_model
 from trainers.real.stepper import PdRobot
+from trainers.reproducible import fit_threads, save_torch
 
 JOINT_SETS: dict[str, tuple[str, ...]] = {
     "ankles": ("ankle_pitch_joint", "ankle_roll_joint"),
@@ -221,8 +221,7 @@ class LearnedDelta:
             "previous_target": self.cfg.previous_target,
             "kind": self.cfg.model,
         }
-        atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
-        return Path(path)
+        return save_torch(path, payload)
 
     @staticmethod
     def load(path: str | Path) -> LearnedDelta:
@@ -330,12 +329,13 @@ def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tupl
     ids = joint_ids(cfg.joints, names)
     x_norm = (x - mean) / std
     model: torch.nn.Module
-    if cfg.model == "per_joint_linear":
-        model = fit_per_joint_ridge(x_norm, y, own_columns(ids, len(names), cfg.previous_target), cfg.ridge)
-    else:
-        model = _fit_mlp(x_norm, y, cfg)
-    with torch.no_grad():
-        fitted = model(torch.as_tensor(x_norm, dtype=torch.float32)).numpy()
+    with fit_threads():  # the same weights whatever the caller's torch thread count
+        if cfg.model == "per_joint_linear":
+            model = fit_per_joint_ridge(x_norm, y, own_columns(ids, len(names), cfg.previous_target), cfg.ridge)
+        else:
+            model = _fit_mlp(x_norm, y, cfg)
+        with torch.no_grad():
+            fitted = model(torch.as_tensor(x_norm, dtype=torch.float32)).numpy()
     stats = {
         "transitions": len(x),
         "label_rms_rad": float(np.sqrt((y**2).mean())),

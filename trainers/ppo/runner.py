@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import time
 from collections import deque
@@ -12,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from retarget.asap_pkl import atomic_write
+from retarget.atomic_io import atomic_write
 from trainers.checkpoints import trim_run_logs
 from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.algorithm import PPO
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.storage import RolloutStorage
+from trainers.reproducible import save_torch
 from trainers.vecenv import CurriculumState, VecEnv
 
 CURVE_FIELDS = (
@@ -35,7 +37,12 @@ CURVE_FIELDS = (
     "action_std",
     "termination_distance_m",
     "penalty_scale",
+    "anchor_kl",
+    "anchor_fraction",
 )
+"""Columns of ``learning_curve.csv``. ``anchor_kl`` and ``anchor_fraction`` are the trust region's
+(:mod:`trainers.ppo.trust_region`: the mean KL from the anchor after the update, the share of the step kept); NaN in
+a run without one."""
 
 
 class OnPolicyRunner:
@@ -156,7 +163,7 @@ class OnPolicyRunner:
             "num_actions": self.env.num_actions,
             "meta": self.meta,
         }
-        atomic_write(Path(path), lambda tmp: torch.save(payload, tmp))
+        save_torch(path, payload)
 
     def resume(self, path: Path) -> dict:
         """:meth:`load` a checkpoint of this run and drop the log rows after it (they are recomputed)."""
@@ -185,10 +192,31 @@ def _append_terms(run_dir: Path, row: dict) -> None:
 
 
 def append_learning_curve(path: Path, row: dict) -> None:
-    """Append one iteration's row (the :data:`CURVE_FIELDS` columns) to a learning-curve CSV, header first."""
+    """Append one iteration's row (the :data:`CURVE_FIELDS` columns) to a learning-curve CSV, header first.
+
+    A curve that lacks some of these columns (written by a version before them, now resumed) is first rewritten with
+    them, NaN in its earlier rows; a column only the file has is kept, NaN from then on. Every row has every column."""
     new = not path.exists()
+    fields = list(CURVE_FIELDS) if new else _curve_fields(path)
     with path.open("a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=CURVE_FIELDS)
+        writer = csv.DictWriter(f, fieldnames=fields, restval="nan")
         if new:
             writer.writeheader()
         writer.writerow({k: row[k] for k in CURVE_FIELDS})
+
+
+def _curve_fields(path: Path) -> list[str]:
+    """The columns of an existing curve, after adding the :data:`CURVE_FIELDS` it lacks."""
+    with path.open(newline="") as f:
+        header = next(csv.reader(f), [])
+    if not set(CURVE_FIELDS) - set(header):
+        return header
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    fields = [*CURVE_FIELDS, *(c for c in header if c not in CURVE_FIELDS)]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=fields, restval="nan")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write(path, lambda tmp: tmp.write_text(text.getvalue(), newline=""))
+    return fields

@@ -1,0 +1,48 @@
+"""What makes a fit, and the file it is saved in, the same from one run to the next.
+
+* **Files.** ``torch.save`` given a path names the zip archive's records after that path's stem; written through
+  :func:`~retarget.atomic_io.atomic_write` that stem is a random temporary name, so two saves of equal tensors
+  differed in bytes (and in sha256, which the fine-tuning record and the loop's provenance compare).
+  :func:`save_torch` serializes to memory first, where the archive is always named ``archive``: equal payloads
+  give equal bytes.
+* **Threads.** Torch's CPU matrix products split their reductions by the number of intra-op threads, so an Adam
+  fit run with 4 threads ends on other float32 weights than with 1 or 2 (measured on a real Δa MLP fit). A
+  process's thread count is not the fit's to choose — the PPO runner sets its own, and the same bench process
+  fits before and after fine-tunings — so the regressions run under :func:`fit_threads`, one thread, whatever
+  the caller had.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+
+from retarget.atomic_io import atomic_write
+
+FIT_TORCH_THREADS = 1
+"""Torch intra-op threads of every regression fit (Δa, Δs): one, so no reduction order depends on the machine's
+core count. The fits are small (a few thousand transitions, 128-unit layers), so one thread costs little."""
+
+
+def save_torch(path: str | Path, payload: object) -> Path:
+    """``torch.save(payload)`` to ``path`` atomically, the bytes a function of the payload alone."""
+    buffer = io.BytesIO()
+    torch.save(payload, buffer)
+    data = buffer.getvalue()
+    atomic_write(Path(path), lambda tmp: tmp.write_bytes(data))
+    return Path(path)
+
+
+@contextmanager
+def fit_threads() -> Iterator[int]:
+    """Run the block with :data:`FIT_TORCH_THREADS` torch threads, then give the caller's count back."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(FIT_TORCH_THREADS)
+    try:
+        yield FIT_TORCH_THREADS
+    finally:
+        torch.set_num_threads(before)
