@@ -102,6 +102,8 @@ def run_one(result, seq, tracker: TrackerConfig) -> dict:
         "duration_s": duration_s,
         "cpu_s_per_s": cpu_s / duration_s,
         "rollouts": int(f["rollouts"]),
+        "plans": int(f["plans"]),
+        "skipped_replans": int(f["skipped_replans"]),
         "decision": v.decision,
         "first_failure": v.first_failure,
         "num_frames": v.num_frames,

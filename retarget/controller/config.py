@@ -91,6 +91,15 @@ class TrackerConfig:
     adaptive_cost: float = 1.0
     """Best-sample cost under which the next plan uses `min_samples` (the cost's units: 1 ≈ the matched
     bodies 0.1 m off on average)."""
+    skip_replan_error_m: float = 0.0
+    """Skipping replans whose prediction held: when > 0, each plan also predicts, in the planning model, the
+    executed steps of its first `max_skipped_replans` + 1 replan intervals, and where the executed run's
+    bodies ended an interval within this mean distance of the prediction [m] the plan is executed for one
+    more interval instead of replanning (0: replan every `replan_steps`). Where the plans' foresight fits
+    the executed run (stance) that saves their rollouts; where it does not (contacts changing, flight) the
+    tracker replans as usual."""
+    max_skipped_replans: int = 1
+    """Most replans skipped in a row: a plan executes at most (this + 1) × `replan_steps` control steps."""
     num_threads: int = 1
     """Threads of `mujoco.rollout` (0: every core)."""
     seed: int = 0
@@ -108,6 +117,12 @@ class TrackerConfig:
             raise ConfigError(
                 f"plan_tail_step_factor {tail} must divide decimation {self.decimation} and be at least "
                 f"plan_step_factor {self.plan_step_factor} (0: no coarser tail)"
+            )
+
+        if self.skip_replan_error_m < 0 or self.max_skipped_replans < 0:
+            raise ConfigError(
+                f"skip_replan_error_m {self.skip_replan_error_m:g} and max_skipped_replans "
+                f"{self.max_skipped_replans} must not be negative (0: never skip a replan)"
             )
 
     def to_dict(self) -> dict:
