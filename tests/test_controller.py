@@ -431,8 +431,10 @@ def test_warm_start_shift_keeps_the_previous_plan_at_the_knots_new_times(squat, 
 def test_a_replan_is_skipped_only_where_the_prediction_held_and_at_most_cap_times(squat):
     qpos, fps, torque, _ = squat
 
-    def run(threshold_m: float, cap: int = 1) -> TrackingRun:
-        tracker = TrackerConfig(num_samples=6, skip_replan_error_m=threshold_m, max_skipped_replans=cap)
+    def run(threshold_m: float, cap: int = 1, max_cost: float = 0.0) -> TrackingRun:
+        tracker = TrackerConfig(
+            num_samples=6, skip_replan_error_m=threshold_m, max_skipped_replans=cap, skip_replan_max_cost=max_cost
+        )
         return track_motion(qpos[:30], fps, "g1_23dof", ControllerConfig(tracker=tracker), torque[:30])
 
     never = run(0.0)
@@ -456,6 +458,9 @@ def test_a_replan_is_skipped_only_where_the_prediction_held_and_at_most_cap_time
         gaps = np.diff(always.plan_steps)
         assert set(gaps) == {2 * (cap + 1)}, gaps
         assert always.plans + always.skipped_replans == -(-(always.num_steps - 1) // 2)
+    # The cost condition: no plan's best cost is under 1e-9, every one is under 1e9.
+    np.testing.assert_array_equal(run(1.0, 1, 1e-9).qpos, tiny.qpos)
+    np.testing.assert_array_equal(run(1.0, 1, 1e9).plan_steps, run(1.0, 1).plan_steps)
 
 
 def test_skip_replan_settings_must_not_be_negative():

@@ -100,6 +100,10 @@ class TrackerConfig:
     tracker replans as usual."""
     max_skipped_replans: int = 1
     """Most replans skipped in a row: a plan executes at most (this + 1) × `replan_steps` control steps."""
+    skip_replan_max_cost: float = 0.0
+    """When > 0, a replan is skipped only while the executing plan's best sample cost is under this too (the
+    cost's units, as `adaptive_cost`): a held prediction of a plan that tracks badly is not executed longer,
+    where every replan's MPPI step counts (0: no cost condition)."""
     num_threads: int = 1
     """Threads of `mujoco.rollout` (0: every core)."""
     seed: int = 0
@@ -119,10 +123,11 @@ class TrackerConfig:
                 f"plan_step_factor {self.plan_step_factor} (0: no coarser tail)"
             )
 
-        if self.skip_replan_error_m < 0 or self.max_skipped_replans < 0:
+        if self.skip_replan_error_m < 0 or self.max_skipped_replans < 0 or self.skip_replan_max_cost < 0:
             raise ConfigError(
-                f"skip_replan_error_m {self.skip_replan_error_m:g} and max_skipped_replans "
-                f"{self.max_skipped_replans} must not be negative (0: never skip a replan)"
+                f"skip_replan_error_m {self.skip_replan_error_m:g}, max_skipped_replans "
+                f"{self.max_skipped_replans} and skip_replan_max_cost {self.skip_replan_max_cost:g} must not be "
+                "negative (0: never skip a replan / no cost condition)"
             )
 
     def to_dict(self) -> dict:

@@ -5,9 +5,10 @@ simulate a cheaper :func:`planning_model`: coarser step, primitive floor contact
 first steps in the trainers' model in a separate MjData (the "real" run of the simulator, what the
 verdict judges), and measures after every control step the mean distance of all bodies to the
 reference (ASAP's success measure). With `skip_replan_error_m` set, a plan whose prediction of its
-first steps held keeps executing for another interval instead of replanning. When that distance exceeds the fall distance, or the simulation blows up
-(NaN, MuJoCo's instability reset), the tracked segment ends with a reason and the tracker restarts
-from the reference there, so one bad stretch costs its own frames, never the clip or the batch.
+first steps held keeps executing for another interval instead of replanning. When the distance to the
+reference exceeds the fall distance, or the simulation blows up (NaN, MuJoCo's instability reset), the
+tracked segment ends with a reason and the tracker restarts from the reference there, so one bad
+stretch costs its own frames, never the clip or the batch.
 """
 
 from __future__ import annotations
@@ -220,6 +221,7 @@ def track_motion(
                     predicted is not None
                     and k < num - 1
                     and error_m < cfg.skip_replan_error_m
+                    and (cfg.skip_replan_max_cost <= 0 or planner.last_best_cost < cfg.skip_replan_max_cost)
                     and executed + cfg.replan_steps <= len(predicted)
                 )
                 if not held or intervals > cfg.max_skipped_replans:
