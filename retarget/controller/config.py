@@ -3,7 +3,8 @@
 The speed/quality knob is (`num_samples`, `plan_step_factor`, `plan_tail_step_factor`,
 `plan_fine_horizon_s`, `horizon_s`, `replan_steps`): planning physics steps per second of motion =
 control_hz / replan_steps × num_samples × physics_hz × (fine / plan_step_factor + (horizon_s − fine) /
-plan_tail_step_factor), fine = `plan_fine_horizon_s` (the whole horizon without a tail); docs/controller.md,
+plan_tail_step_factor), fine = `plan_fine_horizon_s` (the whole horizon without a tail), fewer where
+`skip_replan_error_m` skips replans; docs/controller.md,
 "Speed", has the measured curve.
 """
 
