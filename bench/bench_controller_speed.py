@@ -47,19 +47,27 @@ ISSUE15 = TrackerConfig(
     plan_primitive_contacts=False,
     plan_tail_step_factor=0,
     min_samples=0,
+    skip_replan_error_m=0.0,
+    skip_replan_max_cost=0.0,
 )
 """The tracker as issue 15 measured it (median 2.87 CPU s per s): the reference of the speed figures."""
 
 F10MS24 = replace(ISSUE15, num_samples=24, plan_step_factor=2, plan_primitive_contacts=True)
 """10 ms planning step, primitive contacts, 24 samples, the whole horizon at 10 ms (the default before the tail)."""
 
+TAIL04 = replace(F10MS24, plan_tail_step_factor=4, plan_fine_horizon_s=0.4)
+"""The 20 ms tail after the first 0.4 s of each plan, a replan every `replan_steps` (the default)."""
+
 SETTINGS: dict[str, TrackerConfig] = {
     "issue15": ISSUE15,
     "default": TrackerConfig(),
     "issue15_primitive_contacts": replace(ISSUE15, plan_primitive_contacts=True),
     "f10ms24": F10MS24,
-    "tail04": replace(F10MS24, plan_tail_step_factor=4, plan_fine_horizon_s=0.4),
+    "tail04": TAIL04,
     "tail02": replace(F10MS24, plan_tail_step_factor=4, plan_fine_horizon_s=0.2),
+    "skip05": replace(TAIL04, skip_replan_error_m=0.0005, max_skipped_replans=1),
+    "skip03": replace(TAIL04, skip_replan_error_m=0.0003, max_skipped_replans=1),
+    "skip05c1": replace(TAIL04, skip_replan_error_m=0.0005, max_skipped_replans=1, skip_replan_max_cost=1.0),
 }
 """Named settings; each spells every knob it depends on, so a name means the same run after defaults change."""
 
@@ -102,6 +110,8 @@ def run_one(result, seq, tracker: TrackerConfig) -> dict:
         "duration_s": duration_s,
         "cpu_s_per_s": cpu_s / duration_s,
         "rollouts": int(f["rollouts"]),
+        "plans": int(f["plans"]),
+        "skipped_replans": int(f["skipped_replans"]),
         "decision": v.decision,
         "first_failure": v.first_failure,
         "num_frames": v.num_frames,

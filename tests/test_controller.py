@@ -398,3 +398,75 @@ def test_controller_cell_reads_the_figures():
     assert controller_cell({"tracked_fraction": 0.0, "empjpe_mm": float("nan"), "falls": 2}) == "0 % · - · 2 falls"
     assert controller_cell(None) == "-"
     assert metrics_figures({"controller.falls": 0.0}) is None  # a partial set is not a controller verdict
+
+
+def test_warm_start_shift_keeps_the_previous_plan_at_the_knots_new_times(squat, g1):
+    from retarget.controller.mpc import SamplingPlanner
+    from retarget.controller.reference import control_reference
+    from retarget.controller.track import site_ids
+    from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
+
+    # The next plan samples around the last (weighted) plan moved forward by the executed steps: each shifted
+    # knot is the previous plan's residual at that knot's absolute time, held at its last knot past its end.
+    qpos, fps, _, _ = squat
+    cfg = TrackerConfig(num_samples=2)
+    model = tracker_model("g1_23dof", cfg.physics_dt_s)
+    dof_q, dof_v = dof_qpos_indices(model, g1), dof_qvel_indices(model, g1)
+    ref = control_reference(model, qpos[:30], fps, 0.02, site_ids(model, "g1_23dof"), dof_v, g1.kp, g1.kd, None, True)
+    planner = SamplingPlanner(model, ref, dof_q, dof_v, g1.kp, cfg)
+    planner.close()
+    previous = np.random.default_rng(1).standard_normal(planner.nominal.shape)
+    knot_steps = planner.knot_steps
+    assert knot_steps[-1] == planner.horizon - 1 == 39
+    for steps in (2, 4, 13):
+        planner.nominal = previous.copy()
+        planner.shift(steps)
+        new_times = np.minimum(knot_steps + steps, knot_steps[-1])
+        expected = np.stack([np.interp(new_times, knot_steps, previous[:, j]) for j in range(previous.shape[1])], 1)
+        np.testing.assert_allclose(planner.nominal, expected, atol=1e-12)
+        # The first knot is the previous plan's residual at the step executed next.
+        np.testing.assert_allclose(planner.nominal[0], planner.residuals(previous)[steps], atol=1e-12)
+
+
+def test_a_replan_is_skipped_only_where_the_prediction_held_and_at_most_cap_times(squat):
+    qpos, fps, torque, _ = squat
+
+    def run(threshold_m: float, cap: int = 1, max_cost: float = 0.0) -> TrackingRun:
+        tracker = TrackerConfig(
+            num_samples=6, skip_replan_error_m=threshold_m, max_skipped_replans=cap, skip_replan_max_cost=max_cost
+        )
+        return track_motion(qpos[:30], fps, "g1_23dof", ControllerConfig(tracker=tracker), torque[:30])
+
+    never = run(0.0)
+    assert never.skipped_replans == 0 and np.isnan(never.prediction_error_m).all()
+    assert set(np.diff(never.plan_steps)) == {2}
+    # Predicting without ever skipping leaves the performed motion as it is (the prediction has its own data).
+    tiny = run(1e-9)
+    np.testing.assert_array_equal(tiny.qpos, never.qpos)
+    interval_end = tiny.prediction_error_m[np.array(tiny.plan_steps[:-1]) + 2]
+    assert np.isfinite(interval_end).all() and 0.0 < np.median(interval_end) < 0.01  # sub-cm foresight
+
+    threshold = float(np.median(interval_end))
+    some = run(threshold)
+    gaps = np.diff(some.plan_steps)
+    held = some.prediction_error_m[np.array(some.plan_steps[:-1]) + 2] < threshold
+    np.testing.assert_array_equal(gaps, np.where(held, 4, 2))  # skipped exactly where the prediction held
+    assert 0 < some.skipped_replans == held.sum() < len(gaps)
+
+    for cap in (1, 2):
+        always = run(1.0, cap)  # every prediction holds: each plan runs its cap + 1 intervals
+        gaps = np.diff(always.plan_steps)
+        assert set(gaps) == {2 * (cap + 1)}, gaps
+        assert always.plans + always.skipped_replans == -(-(always.num_steps - 1) // 2)
+    # The cost condition: no plan's best cost is under 1e-9, every one is under 1e9.
+    np.testing.assert_array_equal(run(1.0, 1, 1e-9).qpos, tiny.qpos)
+    np.testing.assert_array_equal(run(1.0, 1, 1e9).plan_steps, run(1.0, 1).plan_steps)
+
+
+def test_skip_replan_settings_must_not_be_negative():
+    from retarget.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="must not be negative"):
+        TrackerConfig(skip_replan_error_m=-0.001)
+    with pytest.raises(ConfigError, match="must not be negative"):
+        TrackerConfig(max_skipped_replans=-1)

@@ -3,7 +3,8 @@
 The speed/quality knob is (`num_samples`, `plan_step_factor`, `plan_tail_step_factor`,
 `plan_fine_horizon_s`, `horizon_s`, `replan_steps`): planning physics steps per second of motion =
 control_hz / replan_steps × num_samples × physics_hz × (fine / plan_step_factor + (horizon_s − fine) /
-plan_tail_step_factor), fine = `plan_fine_horizon_s` (the whole horizon without a tail); docs/controller.md,
+plan_tail_step_factor), fine = `plan_fine_horizon_s` (the whole horizon without a tail), fewer where
+`skip_replan_error_m` skips replans; docs/controller.md,
 "Speed", has the measured curve.
 """
 
@@ -91,6 +92,19 @@ class TrackerConfig:
     adaptive_cost: float = 1.0
     """Best-sample cost under which the next plan uses `min_samples` (the cost's units: 1 ≈ the matched
     bodies 0.1 m off on average)."""
+    skip_replan_error_m: float = 0.0
+    """Skipping replans whose prediction held: when > 0, each plan also predicts, in the planning model, the
+    executed steps of its first `max_skipped_replans` + 1 replan intervals, and where the executed run's
+    bodies ended an interval within this mean distance of the prediction [m] the plan is executed for one
+    more interval instead of replanning (0: replan every `replan_steps`). Where the plans' foresight fits
+    the executed run (stance) that saves their rollouts; where it does not (contacts changing, flight) the
+    tracker replans as usual."""
+    max_skipped_replans: int = 1
+    """Most replans skipped in a row: a plan executes at most (this + 1) × `replan_steps` control steps."""
+    skip_replan_max_cost: float = 0.0
+    """When > 0, a replan is skipped only while the executing plan's best sample cost is under this too (the
+    cost's units, as `adaptive_cost`): a held prediction of a plan that tracks badly is not executed longer,
+    where every replan's MPPI step counts (0: no cost condition)."""
     num_threads: int = 1
     """Threads of `mujoco.rollout` (0: every core)."""
     seed: int = 0
@@ -108,6 +122,13 @@ class TrackerConfig:
             raise ConfigError(
                 f"plan_tail_step_factor {tail} must divide decimation {self.decimation} and be at least "
                 f"plan_step_factor {self.plan_step_factor} (0: no coarser tail)"
+            )
+
+        if self.skip_replan_error_m < 0 or self.max_skipped_replans < 0 or self.skip_replan_max_cost < 0:
+            raise ConfigError(
+                f"skip_replan_error_m {self.skip_replan_error_m:g}, max_skipped_replans "
+                f"{self.max_skipped_replans} and skip_replan_max_cost {self.skip_replan_max_cost:g} must not be "
+                "negative (0: never skip a replan / no cost condition)"
             )
 
     def to_dict(self) -> dict:

@@ -55,6 +55,9 @@ class SamplingPlanner:
         self.tail_datas = [mujoco.MjData(tail_model) for _ in self.datas] if tail_model is not None else []
         self.last_costs = np.zeros(cfg.num_samples)
         self.last_best_cost = np.inf
+        self.prediction_data = mujoco.MjData(model)
+        """Scratch data of the executed plan's prediction: its own, so the solver warm start it leaves behind
+        does not reach the samples' rollouts (the state does not carry it)."""
         self.rollouts = 0
         """Samples rolled out so far (the tracker's cost is proportional to it)."""
 
@@ -120,6 +123,20 @@ class SamplingPlanner:
         weights /= weights.sum()
         self.nominal = np.einsum("n,nkd->kd", weights, knots)
         return self.targets(k0, self.residuals(self.nominal))
+
+    def predict_bodies(self, state: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """(S, B, 3) world positions of the bodies (the world body left out) at the end of each control step of
+        the (S, D) PD `targets` from the full physics `state`, as the planning model predicts them."""
+        dec, m = self.plan_decimation, self.model
+        ctrl = np.repeat(targets[None], dec, axis=1)
+        data = self.prediction_data
+        states, _ = self.pool.rollout(m, [data], state[None], ctrl)
+        bodies = np.empty((len(targets), m.nbody - 1, 3))
+        for i, s in enumerate(states[0, dec - 1 :: dec]):
+            data.qpos[:] = s[1 : 1 + m.nq]
+            mujoco.mj_kinematics(m, data)
+            bodies[i] = data.xpos[1:]
+        return bodies
 
     def simulate(self, initial: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(N, H, nstate) states and (N, H, S·3) sensor values at the end of each control step of the

@@ -4,9 +4,11 @@ The loop plans every `replan_steps` control steps from the simulated state (the 
 simulate a cheaper :func:`planning_model`: coarser step, primitive floor contacts), executes the plan's
 first steps in the trainers' model in a separate MjData (the "real" run of the simulator, what the
 verdict judges), and measures after every control step the mean distance of all bodies to the
-reference (ASAP's success measure). When that exceeds the fall distance, or the simulation blows up
-(NaN, MuJoCo's instability reset), the tracked segment ends with a reason and the tracker restarts
-from the reference there, so one bad stretch costs its own frames, never the clip or the batch.
+reference (ASAP's success measure). With `skip_replan_error_m` set, a plan whose prediction of its
+first steps held keeps executing for another interval instead of replanning. When the distance to the
+reference exceeds the fall distance, or the simulation blows up (NaN, MuJoCo's instability reset), the
+tracked segment ends with a reason and the tracker restarts from the reference there, so one bad
+stretch costs its own frames, never the clip or the batch.
 """
 
 from __future__ import annotations
@@ -95,8 +97,15 @@ class TrackingRun:
     falls: tuple[Fall, ...] = field(default=())
     plans: int = 0
     """Plans made."""
+    plan_steps: tuple[int, ...] = ()
+    """Control step of each plan."""
     rollouts: int = 0
     """Sample rollouts over the horizon, all plans together (what the tracker's time is proportional to)."""
+    skipped_replans: int = 0
+    """Replans skipped because the executing plan's prediction held (`TrackerConfig.skip_replan_error_m`)."""
+    prediction_error_m: np.ndarray | None = None
+    """(K,) mean distance of the bodies to where the executing plan predicted them [m]; NaN where no prediction
+    was made (replans not skipped, the restart frames)."""
 
     @property
     def num_steps(self) -> int:
@@ -164,9 +173,13 @@ def track_motion(
     out_q, out_v = np.zeros((num, model.nq)), np.zeros((num, model.nv))
     targets = np.zeros((num, robot.num_dof))
     dist, rel, anchored = np.zeros(num), np.zeros(num), np.zeros(num)
+    prediction_error = np.full(num, np.nan)
     data = mujoco.MjData(model)
     state = np.empty(mujoco.mj_stateSize(model, planner.state_spec))
-    starts, falls, plans = [0], [], 0
+    starts, falls, plan_steps, skipped = [0], [], [], 0
+    skipping = cfg.skip_replan_error_m > 0 and cfg.max_skipped_replans > 0
+    # Control steps a plan may execute with its replans skipped, which its prediction covers (0: none made).
+    predict_steps = min((cfg.max_skipped_replans + 1) * cfg.replan_steps, planner.horizon) if skipping else 0
     delay = round(config.reset_delay_s / dt)
     _start(model, data, ref, 0, cfg)
     out_q[0], out_v[0] = data.qpos, data.qvel
@@ -176,26 +189,46 @@ def track_motion(
         while k < num - 1:
             mujoco.mj_getState(model, data, state, planner.state_spec)
             plan = planner.plan(state, k)
-            plans += 1
-            fell = None
-            for r in range(min(cfg.replan_steps, num - 1 - k)):
-                targets[k] = plan[r]
-                data.ctrl[:] = plan[r]
-                unstable_before = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
-                mujoco.mj_step(model, data, nstep=cfg.decimation)
-                k += 1
-                out_q[k], out_v[k] = data.qpos, data.qvel
-                dist[k], rel[k], anchored[k] = _distances(model, data, ref.body_pos_w[k])
-                if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > unstable_before:
-                    fell = Fall(k, "simulation unstable (MuJoCo reset the state after a bad acceleration)")
-                elif not np.isfinite(dist[k]) or not np.all(np.isfinite(data.qpos)):
-                    fell = Fall(k, "simulation diverged (non-finite state)")
-                elif dist[k] > config.fail_distance_m:
-                    fell = Fall(k, f"mean body distance {dist[k]:.2f} m > {config.fail_distance_m:g} m")
-                if fell is not None:
+            plan_steps.append(k)
+            predicted = planner.predict_bodies(state, plan[:predict_steps]) if predict_steps else None
+            fell, executed, intervals = None, 0, 0
+            while fell is None and k < num - 1:
+                error_m = 0.0
+                for _ in range(min(cfg.replan_steps, num - 1 - k)):
+                    targets[k] = plan[executed]
+                    data.ctrl[:] = plan[executed]
+                    unstable_before = data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number
+                    mujoco.mj_step(model, data, nstep=cfg.decimation)
+                    k += 1
+                    out_q[k], out_v[k] = data.qpos, data.qvel
+                    dist[k], rel[k], anchored[k] = _distances(model, data, ref.body_pos_w[k])
+                    if predicted is not None and executed < len(predicted):
+                        error_m = float(np.linalg.norm(data.xpos[1:] - predicted[executed], axis=1).mean())
+                        prediction_error[k] = error_m
+                    executed += 1
+                    if data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number > unstable_before:
+                        fell = Fall(k, "simulation unstable (MuJoCo reset the state after a bad acceleration)")
+                    elif not np.isfinite(dist[k]) or not np.all(np.isfinite(data.qpos)):
+                        fell = Fall(k, "simulation diverged (non-finite state)")
+                    elif dist[k] > config.fail_distance_m:
+                        fell = Fall(k, f"mean body distance {dist[k]:.2f} m > {config.fail_distance_m:g} m")
+                    if fell is not None:
+                        break
+                intervals += 1
+                # Keep executing this plan while its prediction held at the interval's end (the state is where
+                # the plan expected it, so a new plan would start from the same state and warm start).
+                held = (
+                    predicted is not None
+                    and k < num - 1
+                    and error_m < cfg.skip_replan_error_m
+                    and (cfg.skip_replan_max_cost <= 0 or planner.last_best_cost < cfg.skip_replan_max_cost)
+                    and executed + cfg.replan_steps <= len(predicted)
+                )
+                if not held or intervals > cfg.max_skipped_replans:
                     break
+                skipped += 1
             if fell is None:
-                planner.shift(cfg.replan_steps)
+                planner.shift(executed)
                 continue
             falls.append(fell)
             if not np.isfinite(dist[k]):
@@ -226,6 +259,9 @@ def track_motion(
         anchored_distance_m=anchored,
         segment_starts=tuple(starts),
         falls=tuple(falls),
-        plans=plans,
+        plans=len(plan_steps),
+        plan_steps=tuple(plan_steps),
         rollouts=planner.rollouts,
+        skipped_replans=skipped,
+        prediction_error_m=prediction_error,
     )

@@ -87,6 +87,7 @@ def controller_check(run: TrackingRun, num_frames: int, fps: float, config: Cont
         "tracked_fraction": float(1.0 - bad.mean()) if num_frames else 0.0,
         "plans": run.plans,
         "rollouts": run.rollouts,
+        "skipped_replans": run.skipped_replans,
         **errors,
     }
     return CheckResult(CHECK_NAME, LAYER, bad, worst, config.quality_distance_m, "m", reason, figures)
