@@ -305,19 +305,27 @@ def test_adaptive_sampling_rolls_out_fewer_samples_while_the_cost_is_low(squat):
     assert rollouts == 8 + 3 * (plans - 1)  # the first plan has no previous cost: all samples
 
 
-def test_tail_rollout_continues_the_fine_rollout_where_it_ends(squat, g1):
-    from retarget.controller.mpc import SamplingPlanner
+def _squat_control_reference(squat, g1, cfg: TrackerConfig):
+    """The tracker model, the G1's dof indices and the control reference of the squat's first 30 frames."""
     from retarget.controller.reference import control_reference
-    from retarget.controller.track import planning_model, site_ids
+    from retarget.controller.track import site_ids
     from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
 
-    # With the tail in the same model, the split rollout is the single one (up to the solver's warm start,
-    # which the state does not carry): the tail starts from the fine part's last state, step for step.
     qpos, fps, _, _ = squat
-    cfg = TrackerConfig(num_samples=4)
     model = tracker_model("g1_23dof", cfg.physics_dt_s)
     dof_q, dof_v = dof_qpos_indices(model, g1), dof_qvel_indices(model, g1)
     ref = control_reference(model, qpos[:30], fps, 0.02, site_ids(model, "g1_23dof"), dof_v, g1.kp, g1.kd, None, True)
+    return model, dof_q, dof_v, ref
+
+
+def test_tail_rollout_continues_the_fine_rollout_where_it_ends(squat, g1):
+    from retarget.controller.mpc import SamplingPlanner
+    from retarget.controller.track import planning_model
+
+    # With the tail in the same model, the split rollout is the single one (up to the solver's warm start,
+    # which the state does not carry): the tail starts from the fine part's last state, step for step.
+    cfg = TrackerConfig(num_samples=4)
+    model, dof_q, dof_v, ref = _squat_control_reference(squat, g1, cfg)
     plan_model = planning_model("g1_23dof", 0.01, True)
     whole = SamplingPlanner(plan_model, ref, dof_q, dof_v, g1.kp, cfg)
     split = SamplingPlanner(plan_model, ref, dof_q, dof_v, g1.kp, replace(cfg, plan_tail_step_factor=2), plan_model)
@@ -402,17 +410,11 @@ def test_controller_cell_reads_the_figures():
 
 def test_warm_start_shift_keeps_the_previous_plan_at_the_knots_new_times(squat, g1):
     from retarget.controller.mpc import SamplingPlanner
-    from retarget.controller.reference import control_reference
-    from retarget.controller.track import site_ids
-    from robots.mujoco_model import dof_qpos_indices, dof_qvel_indices
 
     # The next plan samples around the last (weighted) plan moved forward by the executed steps: each shifted
     # knot is the previous plan's residual at that knot's absolute time, held at its last knot past its end.
-    qpos, fps, _, _ = squat
     cfg = TrackerConfig(num_samples=2)
-    model = tracker_model("g1_23dof", cfg.physics_dt_s)
-    dof_q, dof_v = dof_qpos_indices(model, g1), dof_qvel_indices(model, g1)
-    ref = control_reference(model, qpos[:30], fps, 0.02, site_ids(model, "g1_23dof"), dof_v, g1.kp, g1.kd, None, True)
+    model, dof_q, dof_v, ref = _squat_control_reference(squat, g1, cfg)
     planner = SamplingPlanner(model, ref, dof_q, dof_v, g1.kp, cfg)
     planner.close()
     previous = np.random.default_rng(1).standard_normal(planner.nominal.shape)

@@ -104,15 +104,19 @@ def test_finetuning_with_the_region_stays_inside_where_plain_ppo_leaves_it(
     lib = asap_reference("kick_level2_filter")
     bound = 1e-3
     plain = finetune_policy(tiny_kick_policy, lib, tmp_path / "plain", sim="nominal", iterations=3, num_envs=4)
-    bounded = finetune_policy(
-        tiny_kick_policy,
-        lib,
-        tmp_path / "bounded",
-        sim="nominal",
-        iterations=3,
-        num_envs=4,
-        trust_region=AnchorTrustRegion(max_kl=bound),
-    )
+
+    def bounded_run(name: str):
+        return finetune_policy(
+            tiny_kick_policy,
+            lib,
+            tmp_path / name,
+            sim="nominal",
+            iterations=3,
+            num_envs=4,
+            trust_region=AnchorTrustRegion(max_kl=bound),
+        )
+
+    bounded = bounded_run("bounded")
     assert all(r["anchor_kl"] != r["anchor_kl"] for r in plain.rows)  # NaN: no anchor
     assert all(0.0 < r["anchor_kl"] <= bound for r in bounded.rows)
     assert any(r["anchor_fraction"] < 1.0 for r in bounded.rows)  # the bound acted
@@ -132,15 +136,7 @@ def test_finetuning_with_the_region_stays_inside_where_plain_ppo_leaves_it(
     assert all(0.0 < float(r["anchor_kl"]) <= bound for r in curve("bounded"))
     assert all(0.0 < float(r["anchor_fraction"]) <= 1.0 for r in curve("bounded"))
     # Fine-tuning is deterministic: the same call again gives the same policy and the same region figures.
-    again = finetune_policy(
-        tiny_kick_policy,
-        lib,
-        tmp_path / "again",
-        sim="nominal",
-        iterations=3,
-        num_envs=4,
-        trust_region=AnchorTrustRegion(max_kl=bound),
-    )
+    again = bounded_run("again")
     weights = lambda run: torch.load(tmp_path / run / "model_last.pt", weights_only=True)["model"]
     assert all(torch.equal(v, weights("again")[k]) for k, v in weights("bounded").items())
     assert [r["anchor_kl"] for r in again.rows] == [r["anchor_kl"] for r in bounded.rows]
