@@ -23,10 +23,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from robots.registry import load_robot_spec
+from trainers.c_output import c_output_silenced
 from trainers.real import pybullet_hulls
 from trainers.real.batch import make_batch
 from trainers.real.model import build_real_model
-from trainers.real.pybullet_engine import PybulletBatch, _c_output_silenced
+from trainers.real.pybullet_engine import PybulletBatch
 from trainers.real.pybullet_workers import PybulletWorkers
 from trainers.sim_model import default_joint_pos
 
@@ -35,7 +36,7 @@ def load_cpu_s(urdf: Path) -> float:
     import pybullet
     from pybullet_utils.bullet_client import BulletClient
 
-    with _c_output_silenced():
+    with c_output_silenced():
         client = BulletClient(connection_mode=pybullet.DIRECT)
         t = time.process_time()
         client.loadURDF(str(urdf), flags=pybullet.URDF_USE_INERTIA_FROM_FILE)

@@ -21,7 +21,7 @@ import click
 from cli.common import body_model_option, fps_option
 from cli.common import robot_option as robot_default_option
 from retarget.limits import MAX_ELEMENTS_ENV, MAX_FRAMES_ENV, Limits
-from trainers.defaults import DEFAULT_NUM_THREADS, ITERATIONS_CONVENTION
+from trainers.defaults import DEFAULT_ENGINE, DEFAULT_NUM_THREADS, DEFAULT_WARP_DEVICE, ENGINES, ITERATIONS_CONVENTION
 from trainers.real.profiles import DEFAULT_REAL_PROFILE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,6 +71,25 @@ def threads_option(default: int | None = DEFAULT_NUM_THREADS, unset: str = "") -
         show_default=default is not None,
         help="MuJoCo threads stepping the environments (0: all CPUs)" + (f"; default: {unset}." if unset else "."),
     )
+
+
+def engine_options(func: F) -> F:
+    """``--engine`` and ``--device``: what steps the physics of a training run (``SimConfig.engine``)."""
+    func = click.option(
+        "--device",
+        "warp_device",
+        default=DEFAULT_WARP_DEVICE,
+        show_default=True,
+        help="Warp device of --engine warp: cuda, cuda:N, or cpu (Warp's CPU backend: slow, for checks).",
+    )(func)
+    return click.option(
+        "--engine",
+        type=click.Choice(ENGINES),
+        default=DEFAULT_ENGINE,
+        show_default=True,
+        help="Physics: mujoco (MuJoCo's C engine on --threads CPU threads) or warp (MuJoCo Warp, every environment "
+        "on one GPU; pip install -e '.[warp]'). Same G1 model and PD gains; checkpoints are the same either way.",
+    )(func)
 
 
 def num_envs_option(default: int | None, what: str = "Parallel simulated environments") -> Callable[[F], F]:

@@ -8,13 +8,29 @@ from pathlib import Path
 import click
 
 from cli.common import console
-from cli.options import iterations_option, num_envs_option, policy_option, real_option, seed_option, threads_option
+from cli.options import (
+    engine_options,
+    iterations_option,
+    num_envs_option,
+    policy_option,
+    real_option,
+    seed_option,
+    threads_option,
+)
 from trainers.defaults import (
     DEFAULT_CHECKPOINT_EVERY,
     DEFAULT_TRACK_ITERATIONS,
     DEFAULT_TRACK_NUM_ENVS,
 )
 from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS
+
+
+def check_engine(engine: str, warp_device: str) -> None:
+    """A missing MuJoCo Warp or a device it cannot use, refused before any output."""
+    if engine == "warp":
+        from trainers.warp_batch import check_warp_device
+
+        check_warp_device(warp_device)
 
 
 @click.group()
@@ -36,6 +52,7 @@ def train() -> None:
 @num_envs_option(DEFAULT_TRACK_NUM_ENVS)
 @seed_option()
 @threads_option()
+@engine_options
 @click.option(
     "--action-offset",
     type=click.Choice(["reference_pose", "default_pose"]),
@@ -73,6 +90,8 @@ def track(
     num_envs: int,
     seed: int,
     threads: int,
+    engine: str,
+    warp_device: str,
     action_offset: str,
     no_domain_rand: bool,
     termination_init_m: float | None,
@@ -94,13 +113,20 @@ def track(
         from trainers.rsl_rl_train import train_track_rsl_rl as train_track
 
     check_output_folder(output)  # also checked by the trainer; here so the refusal comes before the progress bar
+    check_engine(engine, warp_device)
     if output.is_dir():
         with FolderLock(output, TRAIN_LOCK, "training", ConfigError):  # likewise: held again while training
             pass
     cfg = TrackingEnvConfig()
     cfg = dataclasses.replace(
         cfg,
-        sim=dataclasses.replace(cfg.sim, num_threads=threads, action_offset=ActionOffset(action_offset)),
+        sim=dataclasses.replace(
+            cfg.sim,
+            num_threads=threads,
+            action_offset=ActionOffset(action_offset),
+            engine=engine,
+            warp_device=warp_device,
+        ),
         domain_rand=dataclasses.replace(cfg.domain_rand, enabled=not no_domain_rand),
     )
     if termination_init_m is not None:
@@ -182,6 +208,7 @@ def track(
 @num_envs_option(None, "Parallel simulated environments (default: the pre-trained run's)")
 @seed_option()
 @threads_option(None, "the pre-trained run's")
+@engine_options
 def finetune(
     policy_run: Path,
     delta: str | None,
@@ -194,9 +221,13 @@ def finetune(
     num_envs: int | None,
     seed: int,
     threads: int | None,
+    engine: str,
+    warp_device: str,
 ) -> None:
     """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""
     from trainers.finetune.finetune import finetune_policy
+
+    check_engine(engine, warp_device)
 
     res = finetune_policy(
         policy_run,
@@ -210,6 +241,8 @@ def finetune(
         num_envs=num_envs,
         seed=seed,
         num_threads=threads,
+        engine=engine,
+        warp_device=warp_device,
         on_iteration=lambda r: console.print(
             f"iteration {r['iteration']}: return {r['mean_episode_return']:.2f}", highlight=False
         ),

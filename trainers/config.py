@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from trainers import rewards
-from trainers.defaults import DEFAULT_NUM_THREADS
+from trainers.defaults import DEFAULT_ENGINE, DEFAULT_NUM_THREADS, DEFAULT_WARP_DEVICE, ENGINES
 from trainers.state import TrackingState
 
 ErrorFn = Callable[[TrackingState], np.ndarray]
@@ -64,6 +64,17 @@ class SimConfig:
     """Raise the root this much at reset, so reference feet that touch the floor do not start inside it [m]."""
     num_threads: int = DEFAULT_NUM_THREADS
     """Threads of the MuJoCo batch (0: all CPUs)."""
+    engine: str = DEFAULT_ENGINE
+    """What steps the physics: ``mujoco`` (MuJoCo's C batch on ``num_threads`` threads) or ``warp`` (MuJoCo Warp,
+    every environment in one set of kernels on ``warp_device``; the ``warp`` extra). Same model, same PD law."""
+    warp_device: str = DEFAULT_WARP_DEVICE
+    """Warp device of the ``warp`` engine: ``cuda`` / ``cuda:N`` (a GPU) or ``cpu`` (Warp's CPU backend, for checks)."""
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            from retarget.errors import ConfigError
+
+            raise ConfigError(f"unknown physics engine {self.engine!r}: one of {', '.join(ENGINES)}")
 
 
 @dataclass(frozen=True)
@@ -264,8 +275,12 @@ def reward_config_from_jsonable(
 
 
 def sim_config_from_jsonable(data: dict[str, Any]) -> SimConfig:
-    """Rebuild a saved :class:`SimConfig` (``to_jsonable`` of one)."""
-    sim = dict(data)
+    """Rebuild a saved :class:`SimConfig` (``to_jsonable`` of one).
+
+    The engine that stepped a run is recorded in its config but not replayed: which engine steps a policy is not
+    part of the policy, and a run trained on a GPU must evaluate and fine-tune on a machine without one. Every
+    command that simulates chooses its engine (``--engine``; default :data:`DEFAULT_ENGINE`)."""
+    sim = {k: v for k, v in data.items() if k not in ("engine", "warp_device")}
     sim["action_offset"] = ActionOffset(sim["action_offset"])
     return SimConfig(**sim)
 

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 DEFAULT_NUM_THREADS = 2
 """MuJoCo threads stepping the batched environments (``SimConfig.num_threads``, ``--threads``)."""
+ENGINES = ("mujoco", "warp")
+"""Physics engines of the training environments (``SimConfig.engine``, ``--engine``)."""
+DEFAULT_ENGINE = "mujoco"
+"""MuJoCo's C batch: the fastest on a CPU (MuJoCo Warp's CPU backend is 20-80x slower; it is for GPUs)."""
+DEFAULT_WARP_DEVICE = "cuda"
+"""Where ``--engine warp`` runs unless ``--device`` says otherwise."""
 
 ITERATIONS_CONVENTION = (
     "The run's total: a folder that holds a checkpoint resumes and trains only the iterations it lacks "

@@ -51,7 +51,7 @@ class TrackingEnv:
         self.num_actions = self.robot.num_dof
         self.policy_dt_s = cfg.sim.physics_dt_s * cfg.sim.decimation
         self.max_episode_length = int(np.ceil(max(r.duration_s for r in self.refs) / self.policy_dt_s))
-        self.batch = make_batch(self.model, self.num_envs, cfg.sim.num_threads)
+        self.batch = make_batch(self.model, self.num_envs, cfg.sim.num_threads, cfg.sim.engine, cfg.sim.warp_device)
         randomize_batch(self.batch, cfg.domain_rand, self.body_ids, self.body_ids[0], self.rng)
         b = self.batch
         self._qpos, self._qvel, self._ctrl = b.bind("qpos"), b.bind("qvel"), b.bind("ctrl")

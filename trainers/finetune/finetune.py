@@ -32,7 +32,7 @@ from retarget.errors import ConfigError
 from retarget.folder_lock import FolderLock
 from robots.registry import load_robot_spec
 from trainers.checkpoints import TRAIN_LOCK
-from trainers.defaults import DEFAULT_CHECKPOINT_EVERY
+from trainers.defaults import DEFAULT_CHECKPOINT_EVERY, DEFAULT_ENGINE, DEFAULT_WARP_DEVICE
 from trainers.delta.defaults import DEFAULT_FINETUNE_ITERATIONS
 from trainers.delta.dynamics import DeltaDynamics
 from trainers.env import TrackingEnv
@@ -78,11 +78,15 @@ def finetune_policy(
     on_iteration: Callable[[dict], None] | None = None,
     checkpoint_every: int = DEFAULT_CHECKPOINT_EVERY,
     trust_region: AnchorTrustRegion | None = None,
+    engine: str = DEFAULT_ENGINE,
+    warp_device: str = DEFAULT_WARP_DEVICE,
 ) -> FinetuneResult:
     """Fine-tune ``policy_run``'s checkpoint in simulator ``sim`` up to ``iterations`` PPO iterations in all, counted
     from that checkpoint (:data:`trainers.defaults.ITERATIONS_CONVENTION`: rerunning into ``run_dir`` resumes).
     ``trust_region``: keep the fine-tuned actor within that KL bound of the pre-trained checkpoint's after every
-    update (:mod:`trainers.ppo.trust_region`; None, the default: plain PPO)."""
+    update (:mod:`trainers.ppo.trust_region`; None, the default: plain PPO). ``engine`` / ``warp_device``: what
+    steps the fine-tuning's physics (:attr:`trainers.config.SimConfig.engine`; a PyBullet "real" robot stays
+    PyBullet's)."""
     import copy
     import dataclasses
 
@@ -113,6 +117,7 @@ def finetune_policy(
     base, env_cfg, ppo_cfg = read_run_config(ckpt.parent / "config.json")
     if num_threads is not None:
         env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=num_threads))
+    env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, engine=engine, warp_device=warp_device))
     if other_engine and env_cfg.domain_rand.enabled:
         # Domain randomization edits MuJoCo's model, which another engine does not read (and its state ignores
         # MuJoCo-side pushes): that robot is fine-tuned as it is, without randomization.

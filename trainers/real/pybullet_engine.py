@@ -24,11 +24,7 @@ PyBullet does differently, on purpose or because it cannot do otherwise:
 
 from __future__ import annotations
 
-import os
-import sys
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import mujoco
@@ -36,6 +32,7 @@ import numpy as np
 
 from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
+from trainers.c_output import c_output_silenced
 from trainers.real import pybullet_hulls
 
 ENGINE_TEXT = "asap_real_engine"
@@ -116,7 +113,7 @@ class PybulletBatch(MirroredBatchState):
     :meth:`step`; PyBullet is the source of truth in between."""
 
     def __init__(self, model: mujoco.MjModel, nsim: int):
-        with _c_output_silenced():  # PyBullet prints its build date on import
+        with c_output_silenced():  # PyBullet prints its build date on import
             import pybullet  # type: ignore[import-not-found]
             from pybullet_utils.bullet_client import BulletClient  # type: ignore[import-untyped]
 
@@ -156,7 +153,7 @@ class PybulletBatch(MirroredBatchState):
         self._queue: list[deque[np.ndarray]] = [deque() for _ in range(self.nsim)]
         self.clients: list[Any] = []
         self.bodies: list[int] = []
-        with _c_output_silenced():  # PyBullet prints its build and a warning per sensor link without inertia
+        with c_output_silenced():  # PyBullet prints its build and a warning per sensor link without inertia
             self._load_worlds(pybullet, BulletClient)
         self._configure_links(pybullet)
         self._base_inertial = [c.getDynamicsInfo(b, -1)[3:5] for c, b in zip(self.clients, self.bodies)]
@@ -317,23 +314,6 @@ def mirror_kinematics(model: mujoco.MjModel, data: mujoco.MjData, arrays: dict[s
     mujoco.mj_comVel(model, data)
     for key in MIRRORED:
         arrays[key][i] = getattr(data, key)
-
-
-@contextmanager
-def _c_output_silenced() -> Iterator[None]:
-    """Send what C code writes to file descriptors 1 and 2 to /dev/null (a CLI's output stays its report)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 1)
-            os.dup2(null.fileno(), 2)
-        yield
-    finally:
-        for fd, copy in zip((1, 2), saved):
-            os.dup2(copy, fd)
-            os.close(copy)
 
 
 def _xyzw(quat_wxyz: np.ndarray) -> list[float]:
