@@ -20,6 +20,7 @@ from cli.main import main
 from robots.registry import load_robot_spec
 from trainers.config import SimConfig, TrackingEnvConfig
 from trainers.env import TrackingEnv
+from trainers.real.model import build_real_model
 from trainers.reference import load_references
 from trainers.sim_model import build_training_model
 from trainers.warp_batch import WarpBatch, WarpConfig  # the `warp` extra, part of the test extra
@@ -28,18 +29,20 @@ CLIP = "kick_level2_filter"
 CPU = ["--engine", "warp", "--device", "cpu"]
 
 
-def _env(engine: str, num_envs: int = 6, seed: int = 3) -> TrackingEnv:
+def _env(engine: str, robot: str, num_envs: int = 6, seed: int = 3) -> TrackingEnv:
     cfg = TrackingEnvConfig()
     cfg = dataclasses.replace(cfg, sim=dataclasses.replace(cfg.sim, engine=engine, warp_device="cpu", num_threads=1))
-    model = build_training_model(cfg.sim)
+    model = build_training_model(cfg.sim) if robot == "training" else build_real_model(robot, cfg.sim)
     refs = load_references(asap_reference(CLIP), model, load_robot_spec(cfg.sim.robot))
     return TrackingEnv(refs, num_envs, cfg, seed=seed, model=model)
 
 
-def test_the_same_actions_give_the_same_trajectories_as_the_c_engine_over_one_second():
+@pytest.mark.parametrize("robot", ["training", "combined"])
+def test_the_same_actions_give_the_same_trajectories_as_the_c_engine_over_one_second(robot):
     # Domain randomization on (per-world friction, masses, CoM, gains and the constants derived from them), random
-    # starts and noisy actions: 50 policy steps = 200 physics steps = 1 s of a real clip.
-    envs = {engine: _env(engine) for engine in ("mujoco", "warp")}
+    # starts and noisy actions: 50 policy steps = 200 physics steps = 1 s of a real clip. `combined` is the "real"
+    # MuJoCo G1 with delayed actuators (MuJoCo's target history) and other gains.
+    envs = {engine: _env(engine, robot) for engine in ("mujoco", "warp")}
     actions = np.random.default_rng(0).normal(0.0, 0.3, (50, 6, envs["mujoco"].num_actions))
     runs = {}
     for engine, env in envs.items():
