@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from cli.common import console
-from cli.options import iterations_option, num_envs_option, real_option, seed_option, threads_option
+from cli.options import engine_options, iterations_option, num_envs_option, real_option, seed_option, threads_option
 from trainers.delta.defaults import JOINT_SET_NAMES, MODEL_KINDS
 from trainers.finetune.loop_config import LoopConfig
 
@@ -61,6 +61,7 @@ _DEFAULT = LoopConfig()
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=_DEFAULT.eval_episodes, show_default=True)
 @seed_option(_DEFAULT.seed)
 @threads_option(_DEFAULT.num_threads)
+@engine_options
 def loop(
     motion: Path,
     clip: str,
@@ -76,9 +77,14 @@ def loop(
     eval_episodes: int,
     seed: int,
     threads: int,
+    engine: str,
+    warp_device: str,
 ) -> None:
     """Pre-train → collect in the real profile → fit Δa → fine-tune with Δa → evaluate Vanilla vs ASAP."""
+    from cli.train_cmd import check_engine
     from trainers.finetune.loop import format_evaluation, run_loop
+
+    check_engine(engine, warp_device)
 
     cfg = LoopConfig(
         pretrain_iterations=pretrain_iterations,
@@ -91,6 +97,8 @@ def loop(
         eval_episodes=eval_episodes,
         seed=seed,
         num_threads=threads,
+        engine=engine,
+        warp_device=warp_device,
     )
     evaluation = run_loop(motion, clip, profile, output, cfg, echo=lambda line: console.print(line, highlight=False))
     console.print(format_evaluation(evaluation), highlight=False)

@@ -48,6 +48,8 @@ def test_loop_defaults_are_the_library_defaults():
         "eval_episodes": "eval_episodes",
         "seed": "seed",
         "threads": "num_threads",
+        "engine": "engine",
+        "warp_device": "warp_device",
     }
     assert {k: cli[k] for k in names} == {k: getattr(lib, v) for k, v in names.items()}
     assert lib.delta_joints == LearnedDeltaConfig().joints and lib.delta_model == LearnedDeltaConfig().model

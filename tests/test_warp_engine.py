@@ -114,3 +114,18 @@ def test_a_saved_run_is_read_back_on_the_default_engine():
     saved = to_jsonable(SimConfig(engine="warp", warp_device="cuda:1"))
     assert saved["engine"] == "warp"  # recorded ...
     assert sim_config_from_jsonable(saved) == SimConfig()  # ... not replayed: each command chooses its engine
+
+
+def test_the_whole_loop_trains_on_warp_and_collects_and_evaluates_in_the_real_robot(tmp_path):
+    key = f"0-motions_raw_tairantestbed_smpl_video_{CLIP}_amass"
+    run = tmp_path / "run"
+    args = ["loop", "--motion", str(asap_reference(CLIP)), "--clip", key, "--real", "soft_ankles_delay", "-o", str(run)]
+    budget = ["--pretrain-iterations", "1", "--finetune-iterations", "1", "--num-envs", "4", "--episodes", "1"]
+    result = CliRunner().invoke(main, [*args, *budget, *CPU])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("done in") == 5 and "ASAP" in result.output
+    for stage in ("pretrain", "finetune"):  # both training stages stepped by Warp ...
+        assert json.loads((run / stage / "config.json").read_text())["env"]["sim"]["engine"] == "warp"
+    # ... and a rerun on the C engine keeps every finished stage: the engine is not one of a stage's inputs.
+    result = CliRunner().invoke(main, [*args, *budget])
+    assert result.exit_code == 0 and result.output.count("done in") == 0, result.output

@@ -55,7 +55,8 @@ def run_loop(
     prov = Provenance(run / "provenance.json")
     motion_ref = file_ref(motion)
     env_cfg = TrackingEnvConfig()
-    env_cfg = dataclasses.replace(env_cfg, sim=dataclasses.replace(env_cfg.sim, num_threads=cfg.num_threads))
+    sim = dataclasses.replace(env_cfg.sim, num_threads=cfg.num_threads, engine=cfg.engine, warp_device=cfg.warp_device)
+    env_cfg = dataclasses.replace(env_cfg, sim=sim)
 
     def stage(k: int, name: str, artefact: Path, inputs: dict, work: Callable[[], dict | None]) -> None:
         head = f"[{k}/{len(STAGES)}] {name:<9}"
@@ -195,6 +196,8 @@ def run_loop(
             num_envs=cfg.num_envs,
             seed=cfg.seed,
             num_threads=cfg.num_threads,
+            engine=cfg.engine,
+            warp_device=cfg.warp_device,
         )
         return {"policy_iteration": _policy_iteration(ft_ckpt), "base_iteration": res.start_iteration}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainers.defaults import DEFAULT_NUM_THREADS
+from trainers.defaults import DEFAULT_ENGINE, DEFAULT_NUM_THREADS, DEFAULT_WARP_DEVICE
 from trainers.delta.defaults import (
     DEFAULT_FINETUNE_ITERATIONS,
     DEFAULT_FITTING_ROLLOUTS,
@@ -40,3 +40,9 @@ class LoopConfig:
     """Seed of every stage."""
     num_threads: int = DEFAULT_NUM_THREADS
     """MuJoCo threads."""
+    engine: str = DEFAULT_ENGINE
+    """What steps the physics of both training stages (``SimConfig.engine``); collection and evaluation run in
+    the "real" profile on the C engine (or PyBullet) whatever this says. Like the threads, not part of a stage's
+    inputs: a run resumed on another engine keeps its finished stages."""
+    warp_device: str = DEFAULT_WARP_DEVICE
+    """Warp device of ``engine="warp"``."""
