@@ -7,6 +7,7 @@ that cost."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 
 import mujoco.batch
@@ -18,6 +19,7 @@ from conftest import asap_reference
 
 from cli.main import main
 from robots.registry import load_robot_spec
+from trainers import warp_batch
 from trainers.config import SimConfig, TrackingEnvConfig
 from trainers.env import TrackingEnv
 from trainers.real.model import build_real_model
@@ -37,12 +39,15 @@ def _env(engine: str, robot: str, num_envs: int = 6, seed: int = 3) -> TrackingE
     return TrackingEnv(refs, num_envs, cfg, seed=seed, model=model)
 
 
-@pytest.mark.parametrize("robot", ["training", "combined"])
-def test_the_same_actions_give_the_same_trajectories_as_the_c_engine_over_one_second(robot):
+@pytest.mark.parametrize(("robot", "host_mirrors"), [("training", False), ("combined", False), ("training", True)])
+def test_the_same_actions_give_the_same_trajectories_as_the_c_engine_over_one_second(robot, host_mirrors, monkeypatch):
     # Domain randomization on (per-world friction, masses, CoM, gains and the constants derived from them), random
     # starts and noisy actions: 50 policy steps = 200 physics steps = 1 s of a real clip. `combined` is the "real"
-    # MuJoCo G1 with delayed actuators (MuJoCo's target history) and other gains.
+    # MuJoCo G1 with delayed actuators (MuJoCo's target history) and other gains. host_mirrors: the copies a GPU
+    # needs between host and device memory, run on the CPU device.
+    monkeypatch.setattr(warp_batch, "WarpConfig", functools.partial(WarpConfig, host_mirrors=host_mirrors))
     envs = {engine: _env(engine, robot) for engine in ("mujoco", "warp")}
+    assert np.shares_memory(envs["warp"].batch.bind("qpos"), envs["warp"].batch._d.qpos.numpy()) != host_mirrors
     actions = np.random.default_rng(0).normal(0.0, 0.3, (50, 6, envs["mujoco"].num_actions))
     runs = {}
     for engine, env in envs.items():

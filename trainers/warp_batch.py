@@ -50,6 +50,9 @@ class WarpConfig:
     contacts_per_world: int = 48
     """Contact capacity per world. A G1 lying on the floor, thrashing, touches it in at most 27 places (C engine,
     both robots, random targets); MuJoCo Warp's own estimate for this model is 48 too."""
+    host_mirrors: bool | None = None
+    """Keep host copies of the bound arrays, synchronized around every call (None: only off the CPU device, where
+    Warp's memory is not host memory). True on the CPU device runs a GPU's copy path on a CPU, for tests."""
     constraints_per_world: int = 0
     """Constraint-row capacity per world (0: 4 per contact, a pyramidal friction cone of condim 3, plus one per
     degree of freedom for joint limits; MuJoCo Warp's own estimate, 64, overflows on a fallen G1: 108-111 rows)."""
@@ -93,7 +96,8 @@ class WarpBatch:
         self.cfg = WarpConfig() if cfg is None else cfg
         self._wp, self._mjw = import_warp()
         self.model, self.nsim = model, int(nsim)
-        self._host_is_device = self.cfg.device == "cpu"
+        mirrors = self.cfg.device != "cpu" if self.cfg.host_mirrors is None else self.cfg.host_mirrors
+        self._host_is_device = not mirrors
         check_warp_device(self.cfg.device)
         with self._wp.ScopedDevice(self.cfg.device):
             self._m = self._mjw.put_model(model)
@@ -112,7 +116,7 @@ class WarpBatch:
     # --- host <-> device -------------------------------------------------------------------------
     def _host(self, array: Any) -> np.ndarray:
         """A NumPy view (CPU device) or copy (GPU) of a Warp array, shaped as MuJoCo's batch shapes it."""
-        host = array.numpy()
+        host = array.numpy() if self._host_is_device else np.array(array.numpy(), copy=True)
         if host.ndim == 1:  # an (nworld,) array of vectors comes back (nworld, k) already
             return host
         return host.reshape(array.shape[0], *array.shape[1:], *host.shape[array.ndim :])
