@@ -72,6 +72,7 @@ from table4_stats import (
 
 from retarget.asap_pkl import atomic_write
 from robots.registry import load_robot_spec
+from trainers.defaults import DEFAULT_ENGINE, DEFAULT_WARP_DEVICE, ENGINES
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import Trajectory, read_collection, write_collection
 from trainers.delta.defaults import (
@@ -231,6 +232,8 @@ def run_finetune(
     num_envs: int,
     seed: int,
     trust_region: AnchorTrustRegion | None = None,
+    engine: str = DEFAULT_ENGINE,
+    warp_device: str = DEFAULT_WARP_DEVICE,
 ) -> tuple[float, float]:
     """Fine-tune one method for one seed; (wall, CPU) seconds it took (CPU: this process's, all threads)."""
     sim, delta, profile = plan
@@ -248,6 +251,8 @@ def run_finetune(
         seed=seed,
         num_threads=1,
         trust_region=trust_region,
+        engine=engine,
+        warp_device=warp_device,
     )
     return time.perf_counter() - t, time.process_time() - cpu
 
@@ -510,6 +515,8 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
             args.num_envs,
             seed,
             bounded if name == "ASAP-TR" else None,
+            engine=args.engine,
+            warp_device=args.device,
         )
         for name, plan, seed in todo
     )
@@ -631,7 +638,16 @@ def later_round(args, real: str, out: Path, vanilla, refs, summary: dict, k: int
     t0 = time.perf_counter()
     costs = Parallel(n_jobs=args.jobs, verbose=0)(
         delayed(run_finetune)(
-            base, args.motion, args.clip, out / run_folder(name, seed), plan, args.iterations, args.num_envs, seed
+            base,
+            args.motion,
+            args.clip,
+            out / run_folder(name, seed),
+            plan,
+            args.iterations,
+            args.num_envs,
+            seed,
+            engine=args.engine,
+            warp_device=args.device,
         )
         for name, seed, base, plan in jobs
     )
@@ -785,6 +801,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "refits on every round's rollouts and fine-tunes that policy again; a folder holding round 1 is reused",
     )
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=DEFAULT_ENGINE,
+        help="what steps the fine-tunings (warp: MuJoCo Warp on --device, e.g. one GPU with --jobs 1); collection "
+        "and evaluation in the real robots stay on their own engines",
+    )
+    ap.add_argument("--device", default=DEFAULT_WARP_DEVICE, help="Warp device of --engine warp")
     ap.add_argument(
         "--methods",
         default=",".join(DEFAULT_METHODS),

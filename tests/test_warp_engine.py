@@ -134,3 +134,19 @@ def test_the_whole_loop_trains_on_warp_and_collects_and_evaluates_in_the_real_ro
     # ... and a rerun on the C engine keeps every finished stage: the engine is not one of a stage's inputs.
     result = CliRunner().invoke(main, [*args, *budget])
     assert result.exit_code == 0 and result.output.count("done in") == 0, result.output
+
+
+def test_table4_bench_fine_tunes_on_warp_and_evaluates_on_the_c_engine(tiny_kick_policy, tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import bench_table4
+
+    out = tmp_path / "t4"
+    args = ["--policy", str(tiny_kick_policy), "--motion", str(asap_reference(CLIP)), "--real", "combined"]
+    args += ["--seeds", "0", "--iterations", "2", "--num-envs", "4", "--episodes", "2", "--eval-episodes", "2"]
+    summary = bench_table4.main([*args, "--methods", "ASAP", "--jobs", "1", *CPU, "-o", str(out)])
+    config = json.loads((out / "combined" / "ASAP_s0" / "config.json").read_text())
+    assert config["env"]["sim"]["engine"] == "warp"
+    assert len(summary["robots"]["combined"]["results"]["ASAP"]) == 1
