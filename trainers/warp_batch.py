@@ -100,7 +100,10 @@ class WarpBatch:
         self._host_is_device = not mirrors
         check_warp_device(self.cfg.device)
         with self._wp.ScopedDevice(self.cfg.device):
-            self._m = self._mjw.put_model(model)
+            try:
+                self._m = self._mjw.put_model(model)
+            except (NotImplementedError, ValueError) as exc:  # a MuJoCo feature MuJoCo Warp does not implement
+                raise WarpEngineError(f"the warp engine cannot play this model: {exc}") from None
             # Overflows are read back and reported per world (step), not printed by the kernels.
             self._m.opt.warn_overflow = 0
             contacts = self.cfg.contacts_per_world
