@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import click
@@ -209,6 +210,14 @@ def track(
 @seed_option()
 @threads_option(None, "the pre-trained run's")
 @engine_options
+@click.option(
+    "--trust-region-kl",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=None,
+    help="ASAP-TR: after every update, pull the actor back toward the pre-trained one until the mean "
+    "KL(pre-trained ‖ fine-tuned) on that update's observations is at most this [nats] (docs/table4.md; "
+    "default: plain PPO).",
+)
 def finetune(
     policy_run: Path,
     delta: str | None,
@@ -223,12 +232,15 @@ def finetune(
     threads: int | None,
     engine: str,
     warp_device: str,
+    trust_region_kl: float | None,
 ) -> None:
     """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""
     from trainers.finetune.finetune import finetune_policy
+    from trainers.ppo.trust_region import AnchorTrustRegion
 
     check_engine(engine, warp_device)
-
+    if trust_region_kl is not None and not math.isfinite(trust_region_kl):
+        raise click.BadParameter(f"{trust_region_kl} is not a finite number", param_hint="--trust-region-kl")
     res = finetune_policy(
         policy_run,
         motion,
@@ -243,6 +255,7 @@ def finetune(
         num_threads=threads,
         engine=engine,
         warp_device=warp_device,
+        trust_region=None if trust_region_kl is None else AnchorTrustRegion(trust_region_kl),
         on_iteration=lambda r: console.print(
             f"iteration {r['iteration']}: return {r['mean_episode_return']:.2f}", highlight=False
         ),

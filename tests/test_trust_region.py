@@ -168,3 +168,23 @@ def test_bench_runs_asap_tr_on_asaps_correction_and_reports_the_drift(tiny_kick_
     with pytest.raises(SystemExit, match="trust-region-kl"):
         bench_table4.main([*args, "--trust-region-kl", "0", "-o", str(tmp_path / "bad")])
     assert not (tmp_path / "bad").exists()
+
+
+def test_train_finetune_takes_the_trust_region_from_the_command_line(tiny_kick_policy, tmp_path):
+    from click.testing import CliRunner
+
+    from cli.main import main
+
+    kick = str(asap_reference("kick_level2_filter"))
+    args = ["train", "finetune", "--policy", str(tiny_kick_policy), "--motion", kick, "--delta", "constant:0.05"]
+    args += ["--iterations", "3", "--num-envs", "4"]
+    out = CliRunner().invoke(main, [*args, "--trust-region-kl", "0.001", "-o", str(tmp_path / "tr")])
+    assert out.exit_code == 0, out.output
+    record = json.loads((tmp_path / "tr" / "config.json").read_text())["finetune"]["trust_region"]
+    assert record["max_kl"] == 0.001
+    rows = list(csv.DictReader((tmp_path / "tr" / "learning_curve.csv").open()))
+    assert rows and all(float(r["anchor_kl"]) <= 0.001 * 1.0001 for r in rows)  # the bound held every iteration
+    for bad in ("0", "-1", "nan"):
+        out = CliRunner().invoke(main, [*args, "--trust-region-kl", bad, "-o", str(tmp_path / f"bad{bad}")])
+        assert out.exit_code == 2 and "--trust-region-kl" in out.output and "Traceback" not in out.output, out.output
+        assert not (tmp_path / f"bad{bad}").exists()
