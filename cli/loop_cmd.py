@@ -7,7 +7,15 @@ from pathlib import Path
 import click
 
 from cli.common import console
-from cli.options import engine_options, iterations_option, num_envs_option, real_option, seed_option, threads_option
+from cli.options import (
+    engine_options,
+    iterations_option,
+    num_envs_option,
+    real_option,
+    seed_option,
+    threads_option,
+    trust_region_option,
+)
 from trainers.delta.defaults import JOINT_SET_NAMES, MODEL_KINDS
 from trainers.finetune.loop_config import LoopConfig
 
@@ -62,6 +70,7 @@ _DEFAULT = LoopConfig()
 @seed_option(_DEFAULT.seed)
 @threads_option(_DEFAULT.num_threads)
 @engine_options
+@trust_region_option
 def loop(
     motion: Path,
     clip: str,
@@ -79,6 +88,7 @@ def loop(
     threads: int,
     engine: str,
     warp_device: str,
+    trust_region_kl: float | None,
 ) -> None:
     """Pre-train → collect in the real profile → fit Δa → fine-tune with Δa → evaluate Vanilla vs ASAP."""
     from cli.train_cmd import check_engine
@@ -99,6 +109,7 @@ def loop(
         num_threads=threads,
         engine=engine,
         warp_device=warp_device,
+        trust_region_kl=trust_region_kl,
     )
     evaluation = run_loop(motion, clip, profile, output, cfg, echo=lambda line: console.print(line, highlight=False))
     console.print(format_evaluation(evaluation), highlight=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -89,6 +90,25 @@ def engine_options(func: F) -> F:
         show_default=True,
         help="Physics: mujoco (MuJoCo's C engine on --threads CPU threads) or warp (MuJoCo Warp, every environment "
         "on one GPU; pip install -e '.[warp]'). Same G1 model and PD gains; checkpoints are the same either way.",
+    )(func)
+
+
+def _finite_kl(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def trust_region_option(func: F) -> F:
+    """``--trust-region-kl``: ASAP-TR's bound on the fine-tuned actor's drift (None: plain PPO)."""
+    return click.option(
+        "--trust-region-kl",
+        type=click.FloatRange(min=0.0, min_open=True),
+        default=None,
+        callback=_finite_kl,
+        help="ASAP-TR: after every update, pull the actor back toward the pre-trained one until the mean "
+        "KL(pre-trained ‖ fine-tuned) on that update's observations is at most this [nats] (docs/table4.md; "
+        "default: plain PPO).",
     )(func)
 
 

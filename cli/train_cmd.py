@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from pathlib import Path
 
 import click
@@ -17,6 +16,7 @@ from cli.options import (
     real_option,
     seed_option,
     threads_option,
+    trust_region_option,
 )
 from trainers.defaults import (
     DEFAULT_CHECKPOINT_EVERY,
@@ -210,14 +210,7 @@ def track(
 @seed_option()
 @threads_option(None, "the pre-trained run's")
 @engine_options
-@click.option(
-    "--trust-region-kl",
-    type=click.FloatRange(min=0.0, min_open=True),
-    default=None,
-    help="ASAP-TR: after every update, pull the actor back toward the pre-trained one until the mean "
-    "KL(pre-trained ‖ fine-tuned) on that update's observations is at most this [nats] (docs/table4.md; "
-    "default: plain PPO).",
-)
+@trust_region_option
 def finetune(
     policy_run: Path,
     delta: str | None,
@@ -239,8 +232,6 @@ def finetune(
     from trainers.ppo.trust_region import AnchorTrustRegion
 
     check_engine(engine, warp_device)
-    if trust_region_kl is not None and not math.isfinite(trust_region_kl):
-        raise click.BadParameter(f"{trust_region_kl} is not a finite number", param_hint="--trust-region-kl")
     res = finetune_policy(
         policy_run,
         motion,

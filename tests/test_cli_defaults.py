@@ -50,6 +50,7 @@ def test_loop_defaults_are_the_library_defaults():
         "threads": "num_threads",
         "engine": "engine",
         "warp_device": "warp_device",
+        "trust_region_kl": "trust_region_kl",
     }
     assert {k: cli[k] for k in names} == {k: getattr(lib, v) for k, v in names.items()}
     assert lib.delta_joints == LearnedDeltaConfig().joints and lib.delta_model == LearnedDeltaConfig().model

@@ -113,3 +113,28 @@ def test_loop_rejects_an_unknown_profile_before_any_work(tmp_path):
     )
     assert out.exit_code == 1 and "unknown real profile 'moon'" in out.output
     assert not (tmp_path / "r").exists()
+
+
+def test_loop_fine_tunes_anew_when_its_trust_region_or_its_delta_changes(tmp_path):
+    run = tmp_path / "run"
+    args = ["loop", "--motion", str(asap_reference(CLIP)), "--clip", KEY, "--real", "soft_ankles_delay", "-o", str(run)]
+    args += ["--pretrain-iterations", "1", "--finetune-iterations", "2", "--num-envs", "4", "--episodes", "1"]
+    cli = CliRunner()
+    out = cli.invoke(main, [*args, "--trust-region-kl", "0.01"])
+    assert out.exit_code == 0, out.output
+    finetune = json.loads((run / "finetune" / "config.json").read_text())["finetune"]
+    assert finetune["trust_region"]["max_kl"] == 0.01
+    prov = json.loads((run / "provenance.json").read_text())["stages"]
+    assert prov["finetune"]["inputs"]["trust_region_kl"] == 0.01 and "trust_region_kl" not in prov["pretrain"]["inputs"]
+    # Without the bound the fine-tuning is another one: it and what follows run again, the earlier stages are kept.
+    out = cli.invoke(main, args)
+    assert out.exit_code == 0 and out.output.count("done in") == 2, out.output
+    assert json.loads((run / "finetune" / "config.json").read_text())["finetune"]["trust_region"] is None
+    # Another Δa (other joints): refitted, and the fine-tuning starts again against it (not resumed, finished, from
+    # the one fitted before).
+    before = file_sha256(run / "finetune" / "model_last.pt")
+    out = cli.invoke(main, [*args, "--joints", "ankles"])
+    assert out.exit_code == 0 and out.output.count("done in") == 3, out.output
+    record = json.loads((run / "finetune" / "config.json").read_text())["finetune"]
+    assert record["delta_sha256"] == file_sha256(run / "delta.pt")
+    assert file_sha256(run / "finetune" / "model_last.pt") != before  # a resumed, finished run would keep its weights

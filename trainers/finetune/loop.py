@@ -173,6 +173,8 @@ def run_loop(
         "clip": clip,
         "simulator": "nominal+delta",
         "iterations": cfg.finetune_iterations,
+        # Only when set: a plain loop keeps the inputs (and the finished stages) it had before the option.
+        **({} if cfg.trust_region_kl is None else {"trust_region_kl": cfg.trust_region_kl}),
         "num_envs": cfg.num_envs,
         "seed": cfg.seed,
     }
@@ -181,10 +183,21 @@ def run_loop(
         import shutil
 
         from trainers.finetune.finetune import finetune_policy
+        from trainers.ppo.trust_region import AnchorTrustRegion
 
+        trust_region = None if cfg.trust_region_kl is None else AnchorTrustRegion(cfg.trust_region_kl)
         old = ft_dir / "config.json"
-        if old.exists() and json.loads(old.read_text()).get("finetune", {}).get("base_sha256") != policy_ref["sha256"]:
-            shutil.rmtree(ft_dir)  # a fine-tuning of an older pre-trained policy: start again from the new one
+        if old.exists():
+            # Resumed only if it is this fine-tuning interrupted: one of an older pre-trained policy, against an
+            # older Δa or with another trust region starts again.
+            record = json.loads(old.read_text()).get("finetune", {})
+            wanted = {
+                "base_sha256": policy_ref["sha256"],
+                "delta_sha256": file_ref(delta)["sha256"],
+                "trust_region": None if trust_region is None else dataclasses.asdict(trust_region),
+            }
+            if any(record.get(key) != value for key, value in wanted.items()):
+                shutil.rmtree(ft_dir)
         res = finetune_policy(
             pre_dir,
             motion,
@@ -198,6 +211,7 @@ def run_loop(
             num_threads=cfg.num_threads,
             engine=cfg.engine,
             warp_device=cfg.warp_device,
+            trust_region=trust_region,
         )
         return {"policy_iteration": _policy_iteration(ft_ckpt), "base_iteration": res.start_iteration}
 

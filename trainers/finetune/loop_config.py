@@ -40,6 +40,8 @@ class LoopConfig:
     """Seed of every stage."""
     num_threads: int = DEFAULT_NUM_THREADS
     """MuJoCo threads."""
+    trust_region_kl: float | None = None
+    """ASAP-TR: bound of the fine-tuned actor's mean KL from the pre-trained one [nats] (None: plain PPO)."""
     engine: str = DEFAULT_ENGINE
     """What steps the physics of both training stages (``SimConfig.engine``); collection and evaluation run in
     the "real" profile on the C engine (or PyBullet) whatever this says. Like the threads, not part of a stage's
