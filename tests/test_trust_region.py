@@ -188,3 +188,23 @@ def test_train_finetune_takes_the_trust_region_from_the_command_line(tiny_kick_p
         out = CliRunner().invoke(main, [*args, "--trust-region-kl", bad, "-o", str(tmp_path / f"bad{bad}")])
         assert out.exit_code == 2 and "--trust-region-kl" in out.output and "Traceback" not in out.output, out.output
         assert not (tmp_path / f"bad{bad}").exists()
+
+
+def test_a_fine_tuning_folder_is_resumed_only_by_the_same_fine_tuning(tiny_kick_policy, tmp_path):
+    from click.testing import CliRunner
+
+    from cli.main import main
+
+    kick = str(asap_reference("kick_level2_filter"))
+    run = tmp_path / "ft"
+    args = ["train", "finetune", "--policy", str(tiny_kick_policy), "--motion", kick, "--num-envs", "4", "-o", str(run)]
+    out = CliRunner().invoke(main, [*args, "--delta", "constant:0.05", "--iterations", "1"])
+    assert out.exit_code == 0, out.output
+    weights = (run / "model_last.pt").read_bytes()
+    for other in (["--delta", "constant:0.1"], ["--delta", "constant:0.05", "--trust-region-kl", "0.5"]):
+        out = CliRunner().invoke(main, [*args, *other, "--iterations", "2"])
+        lines = out.output.strip().splitlines()
+        assert out.exit_code == 1 and len(lines) == 1 and "holds another fine-tuning" in lines[0], out.output
+        assert (run / "model_last.pt").read_bytes() == weights  # nothing trained into it
+    out = CliRunner().invoke(main, [*args, "--delta", "constant:0.05", "--iterations", "2"])  # the same: resumes
+    assert out.exit_code == 0 and (run / "model_last.pt").read_bytes() != weights, out.output

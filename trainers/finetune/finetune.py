@@ -63,6 +63,18 @@ class FinetuneResult:
     """True if RUN2 already had a checkpoint."""
 
 
+def resume_identity(record: dict) -> dict:
+    """What a fine-tuning folder's record must match (besides its pre-trained checkpoint) for a rerun to resume
+    it: the simulator, the Δa (its file's sha256, or the spec for constant:/noise:/analytic:), the real profile,
+    the trust region."""
+    return {
+        "simulator": record.get("sim"),
+        "delta": record.get("delta_sha256") or record.get("delta_name"),
+        "real profile": record.get("real_profile_sha256") or record.get("real_profile"),
+        "trust region": record.get("trust_region"),
+    }
+
+
 def finetune_policy(
     policy_run: str | Path,
     library: str | Path,
@@ -172,6 +184,11 @@ def finetune_policy(
             previous = json.loads((run_dir / "config.json").read_text()).get("finetune", {})
             if previous.get("base_sha256") != record["base_sha256"]:
                 raise ConfigError(f"{run_dir}: holds a fine-tuning of another checkpoint; use a new folder")
+            here, asked = resume_identity(previous), resume_identity(record)
+            changed = [key for key in here if here[key] != asked[key]]
+            if changed:  # resuming would continue a fine-tuning in another simulator, or against another Δa
+                what = "; ".join(f"{key} {here[key]} here, {asked[key]} asked" for key in changed)
+                raise ConfigError(f"{run_dir}: holds another fine-tuning ({what}); use a new folder")
             base_iteration = int(previous["base_iteration"])
             runner.resume(run_dir / "model_last.pt")
         else:
