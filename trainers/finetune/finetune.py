@@ -75,6 +75,21 @@ def resume_identity(record: dict) -> dict:
     }
 
 
+def resume_mismatch(previous: dict, asked: dict) -> str | None:
+    """Why a fine-tuning folder whose record is ``previous`` cannot be resumed as the fine-tuning ``asked``
+    (None: it can). Resuming would otherwise continue a fine-tuning of another checkpoint, in another simulator,
+    against another Δa or under another trust region."""
+    if previous.get("base_sha256") != asked.get("base_sha256"):
+        return "holds a fine-tuning of another checkpoint"
+    here, wanted = resume_identity(previous), resume_identity(asked)
+    changed = [key for key in here if here[key] != wanted[key]]
+    if changed:
+        return (
+            "holds another fine-tuning (" + "; ".join(f"{k} {here[k]} here, {wanted[k]} asked" for k in changed) + ")"
+        )
+    return None
+
+
 def finetune_policy(
     policy_run: str | Path,
     library: str | Path,
@@ -182,13 +197,9 @@ def finetune_policy(
         resumed = (run_dir / "model_last.pt").exists()
         if resumed:
             previous = json.loads((run_dir / "config.json").read_text()).get("finetune", {})
-            if previous.get("base_sha256") != record["base_sha256"]:
-                raise ConfigError(f"{run_dir}: holds a fine-tuning of another checkpoint; use a new folder")
-            here, asked = resume_identity(previous), resume_identity(record)
-            changed = [key for key in here if here[key] != asked[key]]
-            if changed:  # resuming would continue a fine-tuning in another simulator, or against another Δa
-                what = "; ".join(f"{key} {here[key]} here, {asked[key]} asked" for key in changed)
-                raise ConfigError(f"{run_dir}: holds another fine-tuning ({what}); use a new folder")
+            why = resume_mismatch(previous, record)
+            if why is not None:
+                raise ConfigError(f"{run_dir}: {why}; use a new folder")
             base_iteration = int(previous["base_iteration"])
             runner.resume(run_dir / "model_last.pt")
         else:

@@ -182,7 +182,7 @@ def run_loop(
     def finetune() -> dict:
         import shutil
 
-        from trainers.finetune.finetune import finetune_policy
+        from trainers.finetune.finetune import finetune_policy, resume_mismatch
         from trainers.ppo.trust_region import AnchorTrustRegion
 
         trust_region = None if cfg.trust_region_kl is None else AnchorTrustRegion(cfg.trust_region_kl)
@@ -190,13 +190,13 @@ def run_loop(
         if old.exists():
             # Resumed only if it is this fine-tuning interrupted: one of an older pre-trained policy, against an
             # older Δa or with another trust region starts again.
-            record = json.loads(old.read_text()).get("finetune", {})
-            wanted = {
+            asked = {
                 "base_sha256": policy_ref["sha256"],
+                "sim": "delta",
                 "delta_sha256": file_ref(delta)["sha256"],
                 "trust_region": None if trust_region is None else dataclasses.asdict(trust_region),
             }
-            if any(record.get(key) != value for key, value in wanted.items()):
+            if resume_mismatch(json.loads(old.read_text()).get("finetune", {}), asked) is not None:
                 shutil.rmtree(ft_dir)
         res = finetune_policy(
             pre_dir,

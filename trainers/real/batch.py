@@ -6,14 +6,18 @@ from typing import Any
 
 import mujoco
 
-from trainers.defaults import DEFAULT_ENGINE
+from trainers.defaults import DEFAULT_ENGINE, DEFAULT_WARP_DEVICE
 from trainers.real.profiles import OTHER_ENGINE
 from trainers.real.pybullet_engine import MIN_ENVS_PER_WORKER, PybulletBatch, model_engine
 from trainers.real.pybullet_workers import PybulletWorkers
 
 
 def make_batch(
-    model: mujoco.MjModel, nsim: int, nthread: int = 0, engine: str = DEFAULT_ENGINE, warp_device: str = "cpu"
+    model: mujoco.MjModel,
+    nsim: int,
+    nthread: int = 0,
+    engine: str = DEFAULT_ENGINE,
+    warp_device: str = DEFAULT_WARP_DEVICE,
 ) -> Any:
     """The batch that steps ``nsim`` copies of ``model``: MuJoCo's own (``nthread`` threads), MuJoCo Warp's
     (``engine="warp"``, on ``warp_device``), or PyBullet's for a model marked for it — in ``nthread`` worker
