@@ -13,6 +13,7 @@ from conftest import asap_reference
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 import bench_table4
+import table4_fidelity
 import table4_report
 from table4_stats import SHARE_METRICS, episode_samples, format_share, gap_share
 
@@ -100,6 +101,24 @@ def test_corrections_from_a_multi_robot_run_are_that_robots(benches):
     assert not (robot / "collect.pkl").exists()  # nothing fitted
     one_step = second["robots"]["combined"]["heldout_one_step_rms"]
     assert set(one_step) == {"nominal", "Oracle", "ASAP"} and all(np.isfinite(list(one_step.values())))
+
+
+def test_fidelity_replays_the_bench_episodes_in_each_simulator(benches):
+    """The Oracle played in its robot by the fidelity bench gives the table's figures to the digit (the same
+    matched episodes); Vanilla is played in the nominal and the Δa simulator, which differ; each fine-tuned policy
+    in its own simulator."""
+    tmp, first, _ = benches
+    for real in ROBOTS:
+        report = table4_fidelity.fidelity(tmp / "a" / bench_table4.robot_folder(real))
+        (oracle,) = report["rows"]["Oracle"]
+        replayed, table = oracle["simulators"]["robot"], first["robots"][real]["results"]["Oracle"][0]
+        for key in ("success_rate", "completion", "eg_mpjpe_mm"):
+            assert replayed[key] == table[key] == oracle["robot"][key]
+        (vanilla,) = report["rows"]["Vanilla"]
+        assert set(vanilla["simulators"]) == {"nominal", "delta"}  # no SysID in this run: no sysid.json
+        assert vanilla["simulators"]["nominal"]["eg_mpjpe_mm"] != vanilla["simulators"]["delta"]["eg_mpjpe_mm"]
+        assert set(report["rows"]["ASAP"][0]["simulators"]) == {"delta"}
+        assert set(report["rows"]["Continued"][0]["simulators"]) == {"nominal"}
 
 
 def test_report_pools_clips_per_robot(benches, tmp_path):
