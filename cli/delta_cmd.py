@@ -101,7 +101,9 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
     default=DEFAULT_MODEL,
     show_default=True,
     help="per_joint_linear: each joint's δ linear in its own q*−q, q̇, q*_{t-1}−q*_t "
-    "(transfers to other clips); mlp: the paper's MLP on every feature (supervised method).",
+    "(transfers to other clips); per_joint_physical: the same with each coefficient held to what an actuator can "
+    "be (stiffness ratio 0-2, added damping only, a delay of 0-1 policy step); mlp: the paper's MLP on every "
+    "feature (supervised method).",
 )
 @click.option(
     "--epochs", type=click.IntRange(min=1), default=DEFAULT_MLP_EPOCHS, show_default=True, help="MLP Adam steps."

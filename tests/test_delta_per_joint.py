@@ -15,7 +15,7 @@ from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import write_collection
 from trainers.delta.learned import DeltaModelError, LearnedDelta, LearnedDeltaConfig, fit_learned_delta, joint_ids
 from trainers.delta.one_step import previous_targets
-from trainers.delta.per_joint import fit_per_joint_ridge, own_columns
+from trainers.delta.per_joint import PHYSICAL_BOUNDS, fit_per_joint_ridge, normalized_bounds, own_columns
 from trainers.finetune.delta_actions import LearnedDeltaAction
 from trainers.real.model import build_real_model
 from trainers.reference import load_references
@@ -55,6 +55,36 @@ def test_ridge_recovers_known_coefficients_and_ignores_other_joints():
     np.testing.assert_allclose(model(torch.as_tensor(x, dtype=torch.float32)).detach().numpy(), y, atol=1e-3)
 
 
+def test_bounded_fit_is_the_ridge_inside_the_box_and_the_best_point_of_the_box_outside():
+    """Joint 0's true coefficients lie inside the physical box: the bounded fit equals the closed-form ridge. Joint
+    1's (anti-damping b = +0.5, an anticipating c = −1.3) do not: the bounded fit sits on those bounds, and no
+    other point of the box fits its labels better."""
+    rng = np.random.default_rng(1)
+    num_dof, ids = 3, np.array([0, 2])
+    cols = own_columns(ids, num_dof, previous_target=True)
+    x = rng.normal(size=(400, 3 * num_dof + 6))
+    true_w, true_b = np.array([[-0.3, -0.2, 0.6], [-0.4, 0.5, -1.3]]), np.array([0.05, -0.1])
+    y = np.stack([x[:, cols[k]] @ true_w[k] + true_b[k] for k in range(2)], axis=1)
+    y += 0.01 * rng.normal(size=y.shape)
+    box = normalized_bounds(cols, np.ones(x.shape[1]))  # unit std: the box is PHYSICAL_BOUNDS itself
+    assert box.shape == (2, 3, 2) and np.array_equal(box[1], np.array(PHYSICAL_BOUNDS))
+    free = fit_per_joint_ridge(x, y, cols, ridge=1.0)
+    bounded = fit_per_joint_ridge(x, y, cols, ridge=1.0, bounds=box)
+    w_free, w = free.weight.detach().numpy(), bounded.weight.detach().numpy()
+    np.testing.assert_allclose(w[0], w_free[0], atol=1e-6)
+    np.testing.assert_allclose(bounded.bias.detach().numpy()[0], free.bias.detach().numpy()[0], atol=1e-6)
+    assert w[1, 1] == 0.0 and w[1, 2] == 0.0 and -1.0 <= w[1, 0] <= 1.0  # on the damping and delay bounds
+
+    def objective(coef: np.ndarray, bias: float) -> float:
+        return float(((x[:, cols[1]] @ coef + bias - y[:, 1]) ** 2).sum() + (coef**2).sum())
+
+    best = objective(w[1], float(bounded.bias.detach().numpy()[1]))
+    assert best > objective(w_free[1], float(free.bias.detach().numpy()[1]))  # the box costs fit
+    for _ in range(200):  # feasible neighbours never beat it (the bias is free)
+        coef = np.clip(w[1] + rng.normal(scale=0.05, size=3), box[1, :, 0], box[1, :, 1])
+        assert objective(coef, float(bounded.bias.detach().numpy()[1]) + rng.normal(scale=0.01)) >= best - 1e-9
+
+
 def test_fit_recovers_the_soft_ankle_stiffness_ratio(g1):
     """Ankle Kp × 0.65 ⇒ δ = (0.65 − 1)(q* − q): the fitted tracking-error coefficient is ≈ −0.35."""
     traj = _rollout(g1, "soft_ankles", 60)
@@ -64,15 +94,17 @@ def test_fit_recovers_the_soft_ankle_stiffness_ratio(g1):
     np.testing.assert_allclose(a, -0.35, atol=0.08)  # measured −0.33 … −0.36 (a policy-rate δ held 4 physics steps)
 
 
-def test_fit_recovers_a_one_policy_step_delay(g1):
+@pytest.mark.parametrize("kind", ["per_joint_linear", "per_joint_physical"])
+def test_fit_recovers_a_one_policy_step_delay(g1, kind):
     """A 20 ms delay runs q*_{t−1} for the whole step ⇒ δ = q*_{t−1} − q*_t: coefficient 1 on the target change
     and none on the tracking error, on the joints whose one-step response identifies it (arms and waist; a
-    stance leg's labels are dominated by the contacts)."""
+    stance leg's labels are dominated by the contacts). The physical kind finds the same inside its box."""
     traj = _rollout(g1, "delay", 60, policy=_wiggle)
-    model, _ = fit_learned_delta(
-        [traj], LearnedDeltaConfig(joints="all", model="per_joint_linear", previous_target=True)
-    )
+    model, _ = fit_learned_delta([traj], LearnedDeltaConfig(joints="all", model=kind, previous_target=True))
     coef = _physical_coefficients(model)
+    if kind == "per_joint_physical":
+        for c, (low, high) in enumerate(PHYSICAL_BOUNDS):  # column 1 is on 0.05·q̇: the same signs
+            assert np.all(coef[:, c] >= low - 1e-6) and np.all(coef[:, c] <= high + 1e-6)
     upper = [
         k
         for k, j in enumerate(model.joint_ids)
@@ -123,6 +155,19 @@ def test_delta_fit_command_writes_the_per_joint_model_by_default(g1, tmp_path):
     loaded = LearnedDelta.load(tmp_path / "d.pt")
     assert loaded.cfg.model == "per_joint_linear" and loaded.cfg.previous_target
     assert loaded.model.columns.shape == (4, 3)
+
+
+def test_delta_fit_writes_the_physical_model_on_request(g1, tmp_path):
+    coll = tmp_path / "collect.pkl"
+    write_collection(coll, {"squat__0": _rollout(g1, "soft_ankles", 15)})
+    args = ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles"]
+    out = CliRunner().invoke(main, [*args, "--model", "per_joint_physical"])
+    assert out.exit_code == 0, out.output
+    assert "per_joint_physical fit RMS" in out.output
+    loaded = LearnedDelta.load(tmp_path / "d.pt")
+    assert loaded.cfg.model == "per_joint_physical" and loaded.model.columns.shape == (4, 3)
+    coef = _physical_coefficients(loaded)
+    assert coef[:, 0].min() >= -1.0 - 1e-6 and coef[:, 1].max() <= 1e-9 and 0.0 <= coef[:, 2].min() + 1e-9
 
 
 def test_delta_fit_pools_several_collections(g1, tmp_path):

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 JOINT_SET_NAMES: tuple[str, ...] = ("ankles", "legs", "all")
 """Joint subsets Δa may act on (the paper's real-robot model: the ankles)."""
-MODEL_KINDS: tuple[str, ...] = ("per_joint_linear", "mlp")
-"""Δa regressors: each joint's δ linear in its own features, or the paper's MLP on every feature."""
+MODEL_KINDS: tuple[str, ...] = ("per_joint_linear", "per_joint_physical", "mlp")
+"""Δa regressors: each joint's δ linear in its own features (unbounded, or with each coefficient held to what an
+actuator can be: :data:`trainers.delta.per_joint.PHYSICAL_BOUNDS`), or the paper's MLP on every feature."""
+PER_JOINT_KINDS: tuple[str, ...] = ("per_joint_linear", "per_joint_physical")
+"""The kinds stored as :class:`trainers.delta.per_joint.PerJointLinear` (the bounds are the fit's, not the model's)."""
 DEFAULT_JOINTS = "all"
 """A delay reaches every joint, so the default Δa does too."""
 DEFAULT_MODEL = "per_joint_linear"

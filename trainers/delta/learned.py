@@ -39,9 +39,10 @@ from trainers.delta.defaults import (
     LEGACY_FILE_MODEL,
     LEGACY_FILE_PREVIOUS_TARGET,
     MODEL_KINDS,
+    PER_JOINT_KINDS,
 )
 from trainers.delta.one_step import previous_targets, state_vector
-from trainers.delta.per_joint import PerJointLinear, fit_per_joint_ridge, own_columns
+from trainers.delta.per_joint import PerJointLinear, fit_per_joint_ridge, normalized_bounds, own_columns
 from trainers.delta.replay import reset_to_frame
 from trainers.observations import projected_gravity_b
 from trainers.real.model import build_real_model
@@ -91,7 +92,8 @@ class LearnedDeltaConfig:
     model: str = DEFAULT_MODEL
     """mlp: an ELU MLP on every feature; per_joint_linear: each joint's δ linear in its own q* − q, q̇ and
     q*_{t−1} − q*_t (:mod:`trainers.delta.per_joint`, fitted in closed form), the actuator-shaped model that
-    transfers to clips it was not fitted on."""
+    transfers to clips it was not fitted on; per_joint_physical: the same with each coefficient held to what an
+    actuator can be (stiffness ratio 0-2, added damping only, a delay of 0-1 policy step)."""
     ridge: float = 1.0
     """per_joint_linear: ridge weight on the coefficients of the normalized features (the labels' squared
     error is summed over transitions, so a few hundred transitions outweigh it)."""
@@ -235,7 +237,7 @@ class LearnedDelta:
             )
             _check_model_kind(cfg.model)
             model: torch.nn.Module
-            if cfg.model == "per_joint_linear":
+            if cfg.model in PER_JOINT_KINDS:
                 model = PerJointLinear(p["model"]["columns"].numpy())
             else:
                 model = DeltaMLP(len(p["mean"]), len(p["joint_ids"]), cfg.hidden)
@@ -330,8 +332,10 @@ def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tupl
     x_norm = (x - mean) / std
     model: torch.nn.Module
     with fit_threads():  # the same weights whatever the caller's torch thread count
-        if cfg.model == "per_joint_linear":
-            model = fit_per_joint_ridge(x_norm, y, own_columns(ids, len(names), cfg.previous_target), cfg.ridge)
+        if cfg.model in PER_JOINT_KINDS:
+            columns = own_columns(ids, len(names), cfg.previous_target)
+            bounds = normalized_bounds(columns, std) if cfg.model == "per_joint_physical" else None
+            model = fit_per_joint_ridge(x_norm, y, columns, cfg.ridge, bounds)
         else:
             model = _fit_mlp(x_norm, y, cfg)
         with torch.no_grad():

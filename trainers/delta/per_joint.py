@@ -9,6 +9,13 @@ nominal PD's target units (Kp, Kd nominal):
   for k steps, δ_j ≈ (k / n)·(q*_{t−1,j} − q*_{t,j})                         (first order)
 
 so δ_j = w_j·[q*_j − q_j, q̇_j, q*_{t−1,j} − q*_{t,j}] + b_j spans them all with 4 numbers per joint.
+
+The ``per_joint_physical`` kind holds each coefficient to what such an actuator can be (:data:`PHYSICAL_BOUNDS`):
+a stiffness ratio r = 1 + a in [0, 2], added damping only (b ≤ 0), a delay of 0 to 1 policy step (c in [0, 1]).
+An unbounded fit on the smooth targets of a deterministic policy's rollouts can land outside them — anti-damping
+(b > 0) or an anticipating "negative delay" (c < 0) — where the fit data barely constrain it; PPO's exploration
+noise then moves the targets far more per step than the rollouts did, and those coefficients feed energy into the
+joints (docs/table4.md, "The side jump").
 The MLP π^Δ sees 75 inputs per output and, fitted on a few hundred transitions of one clip, learns
 that clip's poses rather than the actuators (one-step error on another clip's rollouts 10× the
 uncorrected simulator's, README); this model cannot, because its inputs carry no pose.
@@ -49,18 +56,49 @@ class PerJointLinear(torch.nn.Module):
         return (x[:, self.columns] * self.weight).sum(-1) + self.bias
 
 
-def fit_per_joint_ridge(x_norm: np.ndarray, y: np.ndarray, columns: np.ndarray, ridge: float) -> PerJointLinear:
-    """Closed-form per-joint ridge regression of labels y (M, J) on normalized features (M, F).
+PHYSICAL_BOUNDS: tuple[tuple[float, float], ...] = ((-1.0, 1.0), (-np.inf, 0.0), (0.0, 1.0))
+"""Bounds of each raw-feature coefficient of ``per_joint_physical``, in :func:`own_columns` order: on q* − q (a
+stiffness ratio 1 + a in [0, 2]), on 0.05·q̇ (added damping only: ≤ 0), on q*_{t−1} − q*_t (a delay of 0 to 1
+policy step)."""
 
-    ``ridge`` weighs ‖w‖² against the sum of squared label errors; the bias is not penalized."""
+
+def fit_per_joint_ridge(
+    x_norm: np.ndarray,
+    y: np.ndarray,
+    columns: np.ndarray,
+    ridge: float,
+    bounds: np.ndarray | None = None,
+) -> PerJointLinear:
+    """Per-joint ridge regression of labels y (M, J) on normalized features (M, F).
+
+    ``ridge`` weighs ‖w‖² against the sum of squared label errors; the bias is not penalized. ``bounds`` (C, 2):
+    box constraints on each joint's C weights in normalized units (None: unbounded, solved in closed form; else
+    bounded-variable least squares on the same objective)."""
+    from scipy.optimize import lsq_linear
+
     model = PerJointLinear(columns)
     weight, bias = np.zeros(columns.shape), np.zeros(columns.shape[0])
+    num_coef = columns.shape[1]
     for k in range(columns.shape[0]):
         a = np.concatenate([x_norm[:, columns[k]], np.ones((len(x_norm), 1))], axis=1)
-        penalty = np.diag(np.r_[np.full(columns.shape[1], ridge), 0.0])
-        sol = np.linalg.solve(a.T @ a + penalty, a.T @ y[:, k])
+        if bounds is None:
+            penalty = np.diag(np.r_[np.full(num_coef, ridge), 0.0])
+            sol = np.linalg.solve(a.T @ a + penalty, a.T @ y[:, k])
+        else:
+            # The ridge as extra rows: ‖a·w − y‖² + ridge·‖w_coef‖² = ‖[a; √ridge·I 0]·w − [y; 0]‖².
+            rows = np.concatenate([a, np.c_[np.sqrt(ridge) * np.eye(num_coef), np.zeros(num_coef)]])
+            rhs = np.r_[y[:, k], np.zeros(num_coef)]
+            lower, upper = np.r_[bounds[k, :, 0], -np.inf], np.r_[bounds[k, :, 1], np.inf]
+            sol = lsq_linear(rows, rhs, bounds=(lower, upper), method="bvls").x
         weight[k], bias[k] = sol[:-1], sol[-1]
     with torch.no_grad():
         model.weight.copy_(torch.as_tensor(weight))
         model.bias.copy_(torch.as_tensor(bias))
     return model
+
+
+def normalized_bounds(columns: np.ndarray, std: np.ndarray) -> np.ndarray:
+    """(J, C, 2) bounds on the normalized weights equivalent to :data:`PHYSICAL_BOUNDS` on the raw features'
+    coefficients (a raw coefficient is the normalized weight / the feature's std > 0, so the box scales by it)."""
+    box = np.asarray(PHYSICAL_BOUNDS[: columns.shape[1]])
+    return box[None, :, :] * std[columns][:, :, None]
