@@ -18,7 +18,11 @@ robot's (read from ``table4.json``, not recomputed):
 
 These separate two causes of a method that closes no gap: a correction that does not reproduce the robot's failure
 of Vanilla (nothing to learn from), against a fine-tuning that succeeds in its simulator and not in the robot
-(learned the simulator's error).
+(learned the simulator's error). A third shows in what each fine-tuning was rewarded for: the reward terms per
+episode over its first iterations (``episode_terms.jsonl``, mean over seeds), printed per method beside the
+Oracle's. A simulator whose penalties (joint limits, torques) differ from the robot's under the fine-tuning's
+exploration noise gives the fine-tuning another objective than the robot would, although the deterministic
+policy's episodes (the table above) match.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ from trainers.metrics import tracking_metrics
 from trainers.policy_io import load_policy
 from trainers.real.model import build_real_model
 from trainers.reference import load_references
+
+FIRST_ITERATIONS = 10
+"""Fine-tuning iterations whose reward terms are compared (the start, before the policies part ways)."""
 
 EVALUATION_SEED = 100
 """The seed of the bench's matched evaluation episodes (``bench_table4.evaluate``)."""
@@ -120,7 +127,27 @@ def fidelity(folder: Path) -> dict:
             rows[name].append(
                 {"policy": run_folder(name, seed), "robot": robot_row(robot), "simulators": {own: result}}
             )
-    return {"robot": real, "clip": table["clip"], "episodes": draws, "rows": rows}
+    terms = reward_terms(folder, [n for n in rows if n != "Vanilla"], seeds)
+    return {"robot": real, "clip": table["clip"], "episodes": draws, "rows": rows, "reward_terms": terms}
+
+
+def reward_terms(folder: Path, names, seeds: list[int]) -> dict[str, dict[str, float]]:
+    """Method → reward term → its mean per episode over the first :data:`FIRST_ITERATIONS` fine-tuning iterations
+    of every seed (the terms as ``episode_terms.jsonl`` logs them, penalty scale applied)."""
+    out = {}
+    for name in names:
+        values: dict[str, list[float]] = {}
+        for seed in seeds:
+            path = folder / run_folder(name, seed) / "episode_terms.jsonl"
+            if not path.is_file():
+                continue
+            for line in path.read_text().splitlines()[:FIRST_ITERATIONS]:
+                for key, value in json.loads(line).items():
+                    if key.startswith("rew_"):
+                        values.setdefault(key.removeprefix("rew_"), []).append(float(value))
+        if values:
+            out[name] = {k: float(np.mean(v)) for k, v in values.items()}
+    return out
 
 
 def print_report(report: dict) -> None:
@@ -150,6 +177,16 @@ def print_report(report: dict) -> None:
             )
 
 
+def print_terms(terms: dict[str, dict[str, float]]) -> None:
+    if not terms:
+        return
+    names = list(terms)
+    print(f"\nreward terms per episode, first {FIRST_ITERATIONS} fine-tuning iterations, mean over seeds:")
+    print(f"{'term':<24}" + "".join(f"{n:>11}" for n in names))
+    for key in sorted(set().union(*terms.values())):
+        print(f"{key:<24}" + "".join(f"{terms[n].get(key, float('nan')):>11.3f}" for n in names))
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("robot_folder", help="a robot subfolder of a bench_table4.py output (holds METHOD_sSEED/)")
@@ -160,6 +197,7 @@ def main(argv: list[str] | None = None) -> dict:
         sys.exit(f"{folder}: not a robot folder of a bench_table4.py output (no ../table4.json or ../pre/)")
     report = fidelity(folder)
     print_report(report)
+    print_terms(report["reward_terms"])
     if args.json:
         atomic_write(Path(args.json), lambda tmp: tmp.write_text(json.dumps(report, indent=2)))
     return report

@@ -121,6 +121,19 @@ def test_fidelity_replays_the_bench_episodes_in_each_simulator(benches):
         assert set(report["rows"]["Continued"][0]["simulators"]) == {"nominal"}
 
 
+def test_fidelity_reward_terms_average_the_first_iterations_of_every_seed(tmp_path):
+    for seed, scale in ((0, 1.0), (1, 3.0)):
+        run = tmp_path / f"ASAP_s{seed}"
+        run.mkdir()
+        lines = [{"iteration": 1}]  # an iteration in which no episode ended logs no terms
+        lines += [{"iteration": i, "rew_dof_vel_limits": -scale * i, "penalty_scale": 1.0} for i in range(2, 30)]
+        (run / "episode_terms.jsonl").write_text("\n".join(json.dumps(line) for line in lines))
+    terms = table4_fidelity.reward_terms(tmp_path, ["ASAP", "Oracle"], [0, 1])
+    assert set(terms) == {"ASAP"}  # no Oracle runs here
+    # The first 10 lines of each seed: iterations 2-10 carry terms (mean 6), at −1× and −3×.
+    assert terms["ASAP"] == {"dof_vel_limits": pytest.approx(-(1.0 + 3.0) / 2 * 6.0)}
+
+
 def test_report_pools_clips_per_robot(benches, tmp_path):
     tmp, first, second = benches
     paths = [tmp / "a" / "table4.json", tmp / "b" / "table4.json"]
