@@ -30,13 +30,13 @@ def write_crop(src: Path, dst: Path, start: int, frames: int, fps_scale: float =
 
 def make_short_clips(folder: Path, count: int, frames: int = 12) -> list[Path]:
     """`count` short real clips named clip_00.npz..., varied in source, start and length. The starts cycle over
-    twelve offsets so every crop lies inside its source (the shortest, kick_level1, has 119 frames): a crop past
-    the end would be an empty, failing clip."""
+    eight offsets so every crop of up to 60 frames lies inside its source (the shortest, kick_level1, has 119
+    frames): a crop past the end would be an empty, failing clip."""
     paths = []
     for i in range(count):
         src = smpl_clip(GOOD_CLIPS[i % len(GOOD_CLIPS)])
         length = frames + i % 3
-        paths.append(write_crop(src, folder / f"clip_{i:02d}.npz", start=10 + 7 * (i % 12), frames=length))
+        paths.append(write_crop(src, folder / f"clip_{i:02d}.npz", start=10 + 7 * (i % 8), frames=length))
         with np.load(paths[-1]) as written:
             assert len(written["poses"]) == length, f"{paths[-1]}: crop past the end of {src.name}"
     return paths

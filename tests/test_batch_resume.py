@@ -113,7 +113,7 @@ def test_ctrl_c_while_workers_start_exits_130_without_a_traceback(tmp_path):
     # Enough clips that the batch cannot finish between the test seeing a worker and the signal landing: on a
     # loaded machine the /proc scan below can take seconds, and a signal that lands while a finished batch exits
     # is lost (exit 0). An interrupted batch never gets to the later clips, so they cost nothing.
-    make_short_clips(src, 24, frames=10)
+    make_short_clips(src, 48, frames=40)
     for delay_s in INTERRUPT_DELAYS_S:
         out = tmp_path / f"out_{delay_s}"
         proc = _start(src, out)
