@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_table4 import evaluation_episodes, run_folder
+from bench_table4 import evaluation_episodes, robot_folder, run_folder
 from table4_stats import method_order, parse_round
 
 from retarget.asap_pkl import atomic_write
@@ -96,7 +96,7 @@ def fidelity(folder: Path) -> dict:
     """Per policy of the bench run in ``folder`` (a robot subfolder): its figures in each simulator and the robot."""
     table = json.loads((folder.parent / "table4.json").read_text())
     args = table["args"]
-    real = next(r for r in table["robots"] if folder.name == r.replace(":", "_").replace("/", "_"))
+    real = next(r for r in table["robots"] if folder.name == robot_folder(r))
     summary = table["robots"][real]
     vanilla = load_policy(folder.parent / "pre")
     draws = {**evaluation_episodes(real, args["eval_episodes"], vanilla.env_cfg), "episodes": args["eval_episodes"]}
