@@ -18,6 +18,7 @@ from delta_study_variants import Setting, VariantError, parse_setting, variants
 from retarget.batch.record import file_sha256
 from robots.registry import load_robot_spec
 from trainers.delta.collection import read_collection
+from trainers.delta.defaults import DEFAULT_MODEL
 from trainers.delta.learned import JOINT_SETS, LearnedDelta
 from trainers.delta.one_step import previous_targets
 from trainers.delta.ppo_fit import DeltaPPOConfig
@@ -60,7 +61,7 @@ def test_a_variants_setting_reaches_its_fit_and_fine_tuning(study):
     out, _, summary = study
     robot = summary["robots"]["combined"]
     assert robot["variants"]["default"]["fit"]["file"] == {
-        "kind": "per_joint_linear",
+        "kind": DEFAULT_MODEL,
         "joints": 23,
         "previous_target": True,
     }

@@ -146,28 +146,28 @@ def test_unknown_model_kind_is_refused(g1):
         fit_learned_delta([traj], LearnedDeltaConfig(model="cubic"))
 
 
-def test_delta_fit_command_writes_the_per_joint_model_by_default(g1, tmp_path):
+def test_delta_fit_command_writes_the_bounded_per_joint_model_by_default(g1, tmp_path):
     coll = tmp_path / "collect.pkl"
     write_collection(coll, {"squat__0": _rollout(g1, "soft_ankles", 15)})
     out = CliRunner().invoke(main, ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles"])
     assert out.exit_code == 0, out.output
-    assert "per_joint_linear fit RMS" in out.output
+    assert "per_joint_physical fit RMS" in out.output
     loaded = LearnedDelta.load(tmp_path / "d.pt")
-    assert loaded.cfg.model == "per_joint_linear" and loaded.cfg.previous_target
+    assert loaded.cfg.model == "per_joint_physical" and loaded.cfg.previous_target
     assert loaded.model.columns.shape == (4, 3)
+    coef = _physical_coefficients(loaded)
+    assert coef[:, 0].min() >= -1.0 - 1e-6 and coef[:, 1].max() <= 1e-9 and 0.0 <= coef[:, 2].min() + 1e-9
 
 
-def test_delta_fit_writes_the_physical_model_on_request(g1, tmp_path):
+def test_delta_fit_writes_the_unbounded_model_on_request(g1, tmp_path):
     coll = tmp_path / "collect.pkl"
     write_collection(coll, {"squat__0": _rollout(g1, "soft_ankles", 15)})
     args = ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles"]
-    out = CliRunner().invoke(main, [*args, "--model", "per_joint_physical"])
+    out = CliRunner().invoke(main, [*args, "--model", "per_joint_linear"])
     assert out.exit_code == 0, out.output
-    assert "per_joint_physical fit RMS" in out.output
+    assert "per_joint_linear fit RMS" in out.output
     loaded = LearnedDelta.load(tmp_path / "d.pt")
-    assert loaded.cfg.model == "per_joint_physical" and loaded.model.columns.shape == (4, 3)
-    coef = _physical_coefficients(loaded)
-    assert coef[:, 0].min() >= -1.0 - 1e-6 and coef[:, 1].max() <= 1e-9 and 0.0 <= coef[:, 2].min() + 1e-9
+    assert loaded.cfg.model == "per_joint_linear" and loaded.model.columns.shape == (4, 3)
 
 
 def test_delta_fit_pools_several_collections(g1, tmp_path):

@@ -2,9 +2,13 @@
 config and the ``delta fit`` / ``loop`` options all read them. No torch here, so the CLI imports it cheaply.
 
 The defaults are the model that transfers to clips it was not fitted on (README, Table IV): a per-joint linear
-model on every joint, fed the previous PD target so it can represent an actuation delay. The one-factor study of
-docs/delta_study.md (squat policy, PyBullet robot) kept them: an MLP or a PPO-trained π^Δ closed less of the gap
-with intervals that exclude the default's, ankles or legs only were not separable from all joints.
+model on every joint, fed the previous PD target so it can represent an actuation delay, each coefficient held to
+what an actuator can be (``per_joint_physical``). The one-factor study of docs/delta_study.md (squat policy, PyBullet
+robot) kept the per-joint linear form: an MLP or a PPO-trained π^Δ closed less of the gap with intervals that exclude
+it, ankles or legs only were not separable from all joints. The bounds (docs/table4.md, "The bounded Δa on three
+clips"): an unbounded fit's out-of-range coefficients punish PPO's exploration in the Δa simulator with penalties the
+robot does not give; bounded, ASAP closed ≥ the unbounded fit's share of the gap on the squat, the side jump and the
+single-foot balance in both "real" robots.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ PER_JOINT_KINDS: tuple[str, ...] = ("per_joint_linear", "per_joint_physical")
 """The kinds stored as :class:`trainers.delta.per_joint.PerJointLinear` (the bounds are the fit's, not the model's)."""
 DEFAULT_JOINTS = "all"
 """A delay reaches every joint, so the default Δa does too."""
-DEFAULT_MODEL = "per_joint_linear"
+DEFAULT_MODEL = "per_joint_physical"
 DEFAULT_PREVIOUS_TARGET = True
 """Feed q*_{t−1} − q*_t: without it no Δa can represent a delayed robot."""
 DEFAULT_FITTING_ROLLOUTS = 6
