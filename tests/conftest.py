@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import signal
-import warnings
 from pathlib import Path
 
 import pytest
@@ -57,16 +55,3 @@ def tiny_kick_policy(tmp_path_factory) -> Path:
     )
     assert out.exit_code == 0, out.output
     return run
-
-
-@pytest.fixture(autouse=True)
-def _sigint_handler_kept(request):
-    """Every test leaves pytest's SIGINT handler as it found it. A handler left at SIG_IGN is inherited by every
-    subprocess a later test starts (a batch run by the CLI then ignores Ctrl-C), so a test that changes it and
-    does not restore it gets it restored here and is named in a warning."""
-    before = signal.getsignal(signal.SIGINT)
-    yield
-    after = signal.getsignal(signal.SIGINT)
-    if after is not before:
-        signal.signal(signal.SIGINT, before)
-        warnings.warn(f"{request.node.nodeid} left the SIGINT handler at {after!r}; restored", stacklevel=1)

@@ -36,9 +36,9 @@ def _committed(out: Path) -> dict[str, tuple[int, int]]:
 def _start(src: Path, out: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-c", CLI, "batch", str(src), "-o", str(out), "--workers", "2", "--quiet"]
     cwd = Path(__file__).resolve().parent.parent
-    # Started as a shell starts a command: SIGINT at its default. A child inherits an ignored SIGINT, and Python
-    # then installs no KeyboardInterrupt handler, so a test process that ignores it (as an in-process worker test
-    # leaves it) would start a batch that no Ctrl-C can stop.
+    # Started as an interactive shell starts a command: SIGINT at its default. A child inherits an ignored SIGINT,
+    # and Python then installs no KeyboardInterrupt handler; a test run started in the background of a
+    # non-interactive shell (`pytest &`, as CI or nohup may) has SIGINT ignored, so its batch could not be stopped.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler is reset to default on exec
     try:
         return subprocess.Popen(cmd, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -7,8 +7,9 @@ what an actuator can be (``per_joint_physical``). The one-factor study of docs/d
 robot) kept the per-joint linear form: an MLP or a PPO-trained π^Δ closed less of the gap with intervals that exclude
 it, ankles or legs only were not separable from all joints. The bounds (docs/table4.md, "The bounded Δa on three
 clips"): an unbounded fit's out-of-range coefficients punish PPO's exploration in the Δa simulator with penalties the
-robot does not give; bounded, ASAP closed ≥ the unbounded fit's share of the gap on the squat, the side jump and the
-single-foot balance in both "real" robots.
+robot does not give; bounded, ASAP lost no share of the gap outside the seed spread on the squat, the side jump or
+the single-foot balance in either "real" robot, and gained outside it on the side jump (`combined`) and the squat
+(PyBullet, Eg-mpjpe).
 """
 
 from __future__ import annotations
