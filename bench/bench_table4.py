@@ -861,8 +861,15 @@ def main(argv: list[str] | None = None) -> dict:
         "args": vars(args),
         "clip": args.clip or (refs[0].name if len(refs) == 1 else Path(args.motion).stem),
         "policy_iteration": vanilla.iteration,
+        "policy_penalty_scale": vanilla.penalty_scale,
+        "policy_termination_distance_m": vanilla.termination_distance_m,
         "robots": {} if earlier is None else dict(earlier["robots"]),  # robots not run now keep their tables
     }
+    print(
+        f"policy {vanilla.checkpoint} (iteration {vanilla.iteration}): penalty curriculum scale "
+        f"{vanilla.penalty_scale:.3g} of {vanilla.env_cfg.reward.penalty_scale_max:.3g}, termination distance "
+        f"{vanilla.termination_distance_m:.2f} m"
+    )
     title = f"{summary['clip']}: fine-tuned policies deployed alone ({len(args.seeds.split(','))} seeds)"
     for real in robots:  # the files are rewritten after each robot: a long run leaves the finished robots' tables
         done = first_round_of(earlier, real, args)

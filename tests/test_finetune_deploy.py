@@ -101,6 +101,11 @@ def test_finetune_starts_from_the_pretrained_policy_and_records_the_delta(runs):
     assert rec["base_sha256"] == file_sha256(tmp / "pre" / "model_last.pt") and rec["target_iteration"] == 3
     assert config["env"] == json.loads((tmp / "pre" / "config.json").read_text())["env"]  # same rewards and obs
     assert load_policy(tmp / "ft").iteration == 3
+    # The curricula's state travels with the checkpoint: the fine-tuning carries on from the pre-trained values.
+    pre, ft = load_policy(tmp / "pre"), load_policy(tmp / "ft")
+    raw = torch.load(tmp / "pre" / "model_last.pt", weights_only=True)
+    assert pre.penalty_scale == raw["penalty_scale"] and pre.termination_distance_m == raw["termination_distance_m"]
+    assert 0.0 < pre.penalty_scale <= 1.0 and 0.0 < ft.penalty_scale <= 1.0 and ft.termination_distance_m > 0.0
     # Nothing in the fine-tuned run folder is (or contains) the delta model.
     delta_bytes = delta.read_bytes()
     assert all(p.read_bytes() != delta_bytes for p in (tmp / "ft").iterdir())

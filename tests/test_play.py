@@ -77,6 +77,13 @@ def test_rollout_motion_starts_at_the_reference_and_runs_at_the_policy_rate(tiny
     np.testing.assert_array_equal(again.motion.dof_pos, m.dof_pos)
 
 
+def test_a_checkpoint_without_curriculum_state_loads_with_nan(tiny_run):
+    from trainers.policy_io import load_policy
+
+    loaded = load_policy(tiny_run)
+    assert np.isnan(loaded.penalty_scale) and np.isnan(loaded.termination_distance_m)
+
+
 def test_full_rollout_records_the_final_frame_before_the_reset(tiny_run, reference):
     from trainers.play import play_policy
     from trainers.policy_io import load_policy

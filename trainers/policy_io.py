@@ -30,6 +30,12 @@ class LoadedPolicy:
     env_cfg: TrackingEnvConfig
     checkpoint: Path
     iteration: int
+    penalty_scale: float = float("nan")
+    """The penalty curriculum's scale when the checkpoint was written (NaN where the checkpoint does not
+    record it): a policy saved before the curriculum ramps was trained, and is fine-tuned, with its
+    penalty terms near zero."""
+    termination_distance_m: float = float("nan")
+    """The termination curriculum's distance at that checkpoint (NaN where not recorded)."""
 
 
 def find_checkpoint(run: str | Path) -> Path:
@@ -125,4 +131,11 @@ def load_policy(run: str | Path) -> LoadedPolicy:
             f"{ckpt}: not a checkpoint and config.json of this package ({type(exc).__name__}: {exc})"
         ) from exc
     policy.eval()
-    return LoadedPolicy(policy, env_cfg, ckpt, iteration)
+    return LoadedPolicy(
+        policy,
+        env_cfg,
+        ckpt,
+        iteration,
+        float(payload.get("penalty_scale", float("nan"))),
+        float(payload.get("termination_distance_m", float("nan"))),
+    )
