@@ -48,6 +48,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -857,7 +858,7 @@ def main(argv: list[str] | None = None) -> dict:
     vanilla = load_policy(pre)
     nominal = build_real_model("nominal", vanilla.env_cfg.sim)
     refs = load_references(args.motion, nominal, load_robot_spec(), args.clip)
-    summary = {
+    summary: dict[str, Any] = {
         "args": vars(args),
         "clip": args.clip or (refs[0].name if len(refs) == 1 else Path(args.motion).stem),
         "policy_iteration": vanilla.iteration,
@@ -867,7 +868,7 @@ def main(argv: list[str] | None = None) -> dict:
     }
     print(
         f"policy {vanilla.checkpoint} (iteration {vanilla.iteration}): penalty curriculum scale "
-        f"{vanilla.penalty_scale:.3g} of {vanilla.env_cfg.reward.penalty_scale_max:.3g}, termination distance "
+        f"{vanilla.penalty_scale:.3g} of {vanilla.env_cfg.curriculum.penalty_scale_max:.3g}, termination distance "
         f"{vanilla.termination_distance_m:.2f} m"
     )
     title = f"{summary['clip']}: fine-tuned policies deployed alone ({len(args.seeds.split(','))} seeds)"
