@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from conftest import asap_reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -42,8 +43,6 @@ def test_one_table_per_robot_with_per_episode_results_that_add_up(benches):
     on_disk = json.loads((tmp / "a" / "table4.json").read_text())
     assert list(on_disk["robots"]) == list(ROBOTS) and (tmp / "a" / "table4.png").stat().st_size > 10_000
     # The pre-trained policy's curriculum state, as its checkpoint holds it.
-    import torch
-
     raw = torch.load(tmp / "a" / "pre" / "model_last.pt", weights_only=True)
     assert on_disk["policy_penalty_scale"] == pytest.approx(raw["penalty_scale"])
     assert on_disk["policy_termination_distance_m"] == pytest.approx(raw["termination_distance_m"])
