@@ -17,16 +17,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from trainers.delta.defaults import PER_JOINT_KINDS
+from trainers.delta.defaults import PER_JOINT_KINDS, TERMS
 from trainers.delta.learned import LearnedDelta
-
-TERMS = ("stiffness", "damping", "delay")
-"""The per-joint terms in :func:`trainers.delta.per_joint.own_columns` order."""
+from trainers.delta.per_joint import column_terms
 
 
 def drop_terms(delta: LearnedDelta, drop: tuple[str, ...]) -> LearnedDelta:
     """A copy of ``delta`` (a per-joint kind) with the raw coefficients of the terms in ``drop`` set to 0 and the
-    raw bias (δ at all-zero raw features) kept."""
+    raw bias (δ at all-zero raw features) kept. A term the model does not fit is refused, not skipped."""
     if delta.cfg.model not in PER_JOINT_KINDS:
         raise ValueError(f"only a per-joint Δa has separable terms; this one is {delta.cfg.model}")
     unknown = set(drop) - set(TERMS)
@@ -34,13 +32,17 @@ def drop_terms(delta: LearnedDelta, drop: tuple[str, ...]) -> LearnedDelta:
         raise ValueError(f"unknown terms {sorted(unknown)}; valid: {', '.join(TERMS)}")
     model = delta.model
     cols = model.columns.numpy()
+    # Features: [q* − q (D), 0.05·q̇ (D), ω_b (3), g_b (3)] (+ q*_{t−1} − q*_t (D)).
+    num_dof = (len(delta.mean) - 6) // (3 if delta.cfg.previous_target else 2)
+    terms = column_terms(cols, num_dof)
+    absent = [t for t in drop if t not in terms]
+    if absent:
+        raise ValueError(f"this Δa ({delta.cfg.model}) has no {', '.join(absent)} term; it fits {', '.join(terms)}")
     std, mean = np.asarray(delta.std)[cols], np.asarray(delta.mean)[cols]
     weight = model.weight.detach().numpy().astype(float)
     raw_bias = model.bias.detach().numpy() - (weight * mean / std).sum(1)
     for name in drop:
-        index = TERMS.index(name)
-        if index < weight.shape[1]:
-            weight[:, index] = 0.0
+        weight[:, terms.index(name)] = 0.0
     out = type(model)(cols)
     with torch.no_grad():
         out.weight.copy_(torch.as_tensor(weight, dtype=out.weight.dtype))
@@ -56,7 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if Path(args.out).resolve() == Path(args.delta).resolve():
         raise SystemExit(f"{args.out}: would overwrite the fitted model; give another path")
-    dropped = drop_terms(LearnedDelta.load(args.delta), tuple(t for t in args.drop.split(",") if t))
+    try:
+        dropped = drop_terms(LearnedDelta.load(args.delta), tuple(t for t in args.drop.split(",") if t))
+    except ValueError as exc:
+        raise SystemExit(f"{args.delta}: {exc}") from None
     print(f"wrote {dropped.save(args.out)}")
     return 0
 

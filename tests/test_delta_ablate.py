@@ -19,7 +19,7 @@ from trainers.delta.per_joint import PerJointLinear, own_columns
 
 def _delta(rng) -> LearnedDelta:
     num_dof, ids = 4, np.array([0, 2, 3])
-    cols = own_columns(ids, num_dof, previous_target=True)
+    cols = own_columns(ids, num_dof)
     num_features = 3 * num_dof + 6
     model = PerJointLinear(cols)
     with torch.no_grad():
@@ -68,3 +68,28 @@ def test_refuses_an_unknown_term_an_mlp_and_overwriting_its_input(tmp_path):
     with pytest.raises(SystemExit, match="overwrite"):
         delta_ablate.main([str(path), "--drop", "damping", "-o", str(path)])
     assert path.read_bytes() == before
+
+
+def test_refuses_a_term_the_model_does_not_fit(tmp_path):
+    rng = np.random.default_rng(1)
+    num_dof, ids = 4, np.array([0, 2, 3])
+    cols = own_columns(ids, num_dof, ("stiffness", "delay"))
+    model = PerJointLinear(cols)
+    cfg = LearnedDeltaConfig(joints="all", model="per_joint_undamped", previous_target=True)
+    num_features = 3 * num_dof + 6
+    undamped = LearnedDelta(model, ids, rng.normal(size=num_features), np.ones(num_features), cfg)
+    with pytest.raises(ValueError, match="no damping term"):
+        delta_ablate.drop_terms(undamped, ("damping",))
+    path = undamped.save(tmp_path / "undamped.pt")
+    with pytest.raises(SystemExit, match="undamped.pt: .*no damping term"):
+        delta_ablate.main([str(path), "--drop", "damping", "-o", str(tmp_path / "x.pt")])
+    assert not (tmp_path / "x.pt").exists()
+    # Dropping the delay it does fit works on the same model (its delay column is its second).
+    assert np.all(delta_ablate.drop_terms(undamped, ("delay",)).model.weight.detach().numpy()[:, 1] == 0.0)
+    no_prev_cols = own_columns(ids, num_dof, ("stiffness", "damping"))
+    no_prev_cfg = LearnedDeltaConfig(joints="all", model="per_joint_physical", previous_target=False)
+    no_prev = LearnedDelta(
+        PerJointLinear(no_prev_cols), ids, np.zeros(2 * num_dof + 6), np.ones(2 * num_dof + 6), no_prev_cfg
+    )
+    with pytest.raises(ValueError, match="no delay term"):
+        delta_ablate.drop_terms(no_prev, ("delay",))

@@ -13,9 +13,10 @@ from cli.main import main
 from retarget.rotations import quat_to_matrix
 from trainers.delta.collect import collect_rollouts
 from trainers.delta.collection import write_collection
+from trainers.delta.defaults import PER_JOINT_TERMS, TERMS
 from trainers.delta.learned import DeltaModelError, LearnedDelta, LearnedDeltaConfig, fit_learned_delta, joint_ids
 from trainers.delta.one_step import previous_targets
-from trainers.delta.per_joint import PHYSICAL_BOUNDS, fit_per_joint_ridge, normalized_bounds, own_columns
+from trainers.delta.per_joint import TERM_BOUNDS, column_terms, fit_per_joint_ridge, normalized_bounds, own_columns
 from trainers.finetune.delta_actions import LearnedDeltaAction
 from trainers.real.model import build_real_model
 from trainers.reference import load_references
@@ -43,7 +44,7 @@ def _physical_coefficients(model: LearnedDelta) -> np.ndarray:
 def test_ridge_recovers_known_coefficients_and_ignores_other_joints():
     rng = np.random.default_rng(0)
     num_dof, ids = 5, np.array([1, 3])
-    cols = own_columns(ids, num_dof, previous_target=True)
+    cols = own_columns(ids, num_dof)
     np.testing.assert_array_equal(cols, [[1, 6, 17], [3, 8, 19]])  # layout [e (5), q̇ (5), ω (3), g (3), prev (5)]
     x = rng.normal(size=(300, 3 * num_dof + 6))
     true_w, true_b = np.array([[2.0, -0.5, 1.0], [-0.3, 0.0, 0.7]]), np.array([0.1, -0.2])
@@ -61,13 +62,13 @@ def test_bounded_fit_is_the_ridge_inside_the_box_and_the_best_point_of_the_box_o
     other point of the box fits its labels better."""
     rng = np.random.default_rng(1)
     num_dof, ids = 3, np.array([0, 2])
-    cols = own_columns(ids, num_dof, previous_target=True)
+    cols = own_columns(ids, num_dof)
     x = rng.normal(size=(400, 3 * num_dof + 6))
     true_w, true_b = np.array([[-0.3, -0.2, 0.6], [-0.4, 0.5, -1.3]]), np.array([0.05, -0.1])
     y = np.stack([x[:, cols[k]] @ true_w[k] + true_b[k] for k in range(2)], axis=1)
     y += 0.01 * rng.normal(size=y.shape)
-    box = normalized_bounds(cols, np.ones(x.shape[1]))  # unit std: the box is PHYSICAL_BOUNDS itself
-    assert box.shape == (2, 3, 2) and np.array_equal(box[1], np.array(PHYSICAL_BOUNDS))
+    box = normalized_bounds(cols, np.ones(x.shape[1]), num_dof)  # unit std: the box is TERM_BOUNDS itself
+    assert box.shape == (2, 3, 2) and np.array_equal(box[1], np.array([TERM_BOUNDS[t] for t in TERMS]))
     free = fit_per_joint_ridge(x, y, cols, ridge=1.0)
     bounded = fit_per_joint_ridge(x, y, cols, ridge=1.0, bounds=box)
     w_free, w = free.weight.detach().numpy(), bounded.weight.detach().numpy()
@@ -85,6 +86,22 @@ def test_bounded_fit_is_the_ridge_inside_the_box_and_the_best_point_of_the_box_o
         assert objective(coef, float(bounded.bias.detach().numpy()[1]) + rng.normal(scale=0.01)) >= best - 1e-9
 
 
+def test_columns_per_term_and_back():
+    num_dof, ids = 5, np.array([1, 3])
+    undamped = own_columns(ids, num_dof, PER_JOINT_TERMS["per_joint_undamped"])
+    np.testing.assert_array_equal(undamped, [[1, 17], [3, 19]])  # q* − q and q*_{t−1} − q*_t: no 0.05·q̇ column
+    assert column_terms(undamped, num_dof) == ("stiffness", "delay")
+    assert column_terms(own_columns(ids, num_dof), num_dof) == TERMS
+    assert column_terms(own_columns(ids, num_dof, ("stiffness", "damping")), num_dof) == ("stiffness", "damping")
+    with pytest.raises(ValueError, match="unknown per-joint terms"):
+        own_columns(ids, num_dof, ("stiffness", "friction"))
+    # The box of each column is its term's, whatever the column's position.
+    scale = np.arange(1.0, 3 * num_dof + 7)
+    box = normalized_bounds(undamped, scale, num_dof)
+    np.testing.assert_array_equal(box[1, 1], np.array(TERM_BOUNDS["delay"]) * scale[19])
+    np.testing.assert_array_equal(box[0, 0], np.array(TERM_BOUNDS["stiffness"]) * scale[1])
+
+
 def test_fit_recovers_the_soft_ankle_stiffness_ratio(g1):
     """Ankle Kp × 0.65 ⇒ δ = (0.65 − 1)(q* − q): the fitted tracking-error coefficient is ≈ −0.35."""
     traj = _rollout(g1, "soft_ankles", 60)
@@ -94,25 +111,30 @@ def test_fit_recovers_the_soft_ankle_stiffness_ratio(g1):
     np.testing.assert_allclose(a, -0.35, atol=0.08)  # measured −0.33 … −0.36 (a policy-rate δ held 4 physics steps)
 
 
-@pytest.mark.parametrize("kind", ["per_joint_linear", "per_joint_physical"])
+@pytest.mark.parametrize("kind", list(PER_JOINT_TERMS))
 def test_fit_recovers_a_one_policy_step_delay(g1, kind):
     """A 20 ms delay runs q*_{t−1} for the whole step ⇒ δ = q*_{t−1} − q*_t: coefficient 1 on the target change
     and none on the tracking error, on the joints whose one-step response identifies it (arms and waist; a
-    stance leg's labels are dominated by the contacts). The physical kind finds the same inside its box."""
+    stance leg's labels are dominated by the contacts). The bounded kinds find the same inside their box, the
+    undamped one without a velocity term."""
     traj = _rollout(g1, "delay", 60, policy=_wiggle)
     model, _ = fit_learned_delta([traj], LearnedDeltaConfig(joints="all", model=kind, previous_target=True))
+    terms = column_terms(model.model.columns.numpy(), len(g1.joint_names))
+    assert terms == PER_JOINT_TERMS[kind]
     coef = _physical_coefficients(model)
-    if kind == "per_joint_physical":
-        for c, (low, high) in enumerate(PHYSICAL_BOUNDS):  # column 1 is on 0.05·q̇: the same signs
+    if kind != "per_joint_linear":
+        for c, term in enumerate(terms):  # on 0.05·q̇ the raw coefficient has the same sign as the damping's
+            low, high = TERM_BOUNDS[term]
             assert np.all(coef[:, c] >= low - 1e-6) and np.all(coef[:, c] <= high + 1e-6)
+    stiffness, delay = terms.index("stiffness"), terms.index("delay")
     upper = [
         k
         for k, j in enumerate(model.joint_ids)
         if g1.joint_names[j].startswith(("waist", "left_s", "left_e", "right_s", "right_e"))
     ]
     assert len(upper) == 11
-    np.testing.assert_allclose(coef[upper, 2], 1.0, atol=0.15)  # measured 0.89–0.98
-    np.testing.assert_allclose(coef[upper, 0], 0.0, atol=0.08)  # measured |a| ≤ 0.04
+    np.testing.assert_allclose(coef[upper, delay], 1.0, atol=0.15)  # measured 0.89–0.98
+    np.testing.assert_allclose(coef[upper, stiffness], 0.0, atol=0.08)  # measured |a| ≤ 0.04
 
 
 def test_round_trip_and_batched_action_match(g1, tmp_path):
@@ -168,6 +190,26 @@ def test_delta_fit_writes_the_unbounded_model_on_request(g1, tmp_path):
     assert "per_joint_linear fit RMS" in out.output
     loaded = LearnedDelta.load(tmp_path / "d.pt")
     assert loaded.cfg.model == "per_joint_linear" and loaded.model.columns.shape == (4, 3)
+
+
+def test_delta_fit_writes_the_undamped_model_and_it_round_trips(g1, tmp_path):
+    coll = tmp_path / "collect.pkl"
+    traj = _rollout(g1, "soft_ankles", 15)
+    write_collection(coll, {"squat__0": traj})
+    args = ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles", "--model"]
+    out = CliRunner().invoke(main, [*args, "per_joint_undamped"])
+    assert out.exit_code == 0, out.output
+    loaded = LearnedDelta.load(tmp_path / "d.pt")
+    assert loaded.cfg.model == "per_joint_undamped" and loaded.model.columns.shape == (4, 2)
+    assert column_terms(loaded.model.columns.numpy(), len(g1.joint_names)) == ("stiffness", "delay")
+    coef = _physical_coefficients(loaded)
+    assert coef[:, 0].min() >= -1.0 - 1e-6 and 0.0 <= coef[:, 1].min() + 1e-9
+    # δ does not move with the joint velocity: the model reads no q̇.
+    prev = previous_targets(traj)
+    args_t = [traj.pd_target[5], traj.dof_pos[5], traj.dof_vel[5], traj.root_quat_w[5], traj.root_ang_vel_w[5], prev[5]]
+    faster = list(args_t)
+    faster[2] = args_t[2] + 3.0
+    np.testing.assert_array_equal(loaded.delta_target(*args_t), loaded.delta_target(*faster))
 
 
 def test_delta_fit_pools_several_collections(g1, tmp_path):

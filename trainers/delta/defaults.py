@@ -16,11 +16,21 @@ from __future__ import annotations
 
 JOINT_SET_NAMES: tuple[str, ...] = ("ankles", "legs", "all")
 """Joint subsets Δa may act on (the paper's real-robot model: the ankles)."""
-MODEL_KINDS: tuple[str, ...] = ("per_joint_linear", "per_joint_physical", "mlp")
-"""Δa regressors: each joint's δ linear in its own features (unbounded, or with each coefficient held to what an
-actuator can be: :data:`trainers.delta.per_joint.PHYSICAL_BOUNDS`), or the paper's MLP on every feature."""
-PER_JOINT_KINDS: tuple[str, ...] = ("per_joint_linear", "per_joint_physical")
-"""The kinds stored as :class:`trainers.delta.per_joint.PerJointLinear` (the bounds are the fit's, not the model's)."""
+TERMS: tuple[str, ...] = ("stiffness", "damping", "delay")
+"""The terms of a per-joint Δa, in column order: δ_j linear in q*_j − q_j, 0.05·q̇_j, q*_{t−1,j} − q*_{t,j}."""
+PER_JOINT_TERMS: dict[str, tuple[str, ...]] = {
+    "per_joint_linear": TERMS,
+    "per_joint_physical": TERMS,
+    "per_joint_undamped": ("stiffness", "delay"),
+}
+"""Per-joint kinds (stored as :class:`trainers.delta.per_joint.PerJointLinear`) and the terms each fits: unbounded,
+each coefficient held to what an actuator can be (:data:`trainers.delta.per_joint.TERM_BOUNDS`), or the same
+without the damping term, which Δa applies as a velocity feedback sampled once per policy step."""
+PER_JOINT_KINDS: tuple[str, ...] = tuple(PER_JOINT_TERMS)
+BOUNDED_KINDS: tuple[str, ...] = ("per_joint_physical", "per_joint_undamped")
+"""The per-joint kinds fitted inside the bounds (the bounds are the fit's, not the model's)."""
+MODEL_KINDS: tuple[str, ...] = (*PER_JOINT_KINDS, "mlp")
+"""Δa regressors: the per-joint kinds, or the paper's MLP on every feature."""
 DEFAULT_JOINTS = "all"
 """A delay reaches every joint, so the default Δa does too."""
 DEFAULT_MODEL = "per_joint_physical"

@@ -32,6 +32,7 @@ from retarget.rotations import quat_conj, quat_mul, quat_to_matrix, quat_to_rotv
 from robots.registry import load_robot_spec
 from trainers.delta.collection import Trajectory
 from trainers.delta.defaults import (
+    BOUNDED_KINDS,
     DEFAULT_JOINTS,
     DEFAULT_MLP_EPOCHS,
     DEFAULT_MODEL,
@@ -42,7 +43,13 @@ from trainers.delta.defaults import (
     PER_JOINT_KINDS,
 )
 from trainers.delta.one_step import previous_targets, state_vector
-from trainers.delta.per_joint import PerJointLinear, fit_per_joint_ridge, normalized_bounds, own_columns
+from trainers.delta.per_joint import (
+    PerJointLinear,
+    fit_per_joint_ridge,
+    kind_terms,
+    normalized_bounds,
+    own_columns,
+)
 from trainers.delta.replay import reset_to_frame
 from trainers.observations import projected_gravity_b
 from trainers.real.model import build_real_model
@@ -93,7 +100,8 @@ class LearnedDeltaConfig:
     """mlp: an ELU MLP on every feature; per_joint_linear: each joint's δ linear in its own q* − q, q̇ and
     q*_{t−1} − q*_t (:mod:`trainers.delta.per_joint`, fitted in closed form), the actuator-shaped model that
     transfers to clips it was not fitted on; per_joint_physical: the same with each coefficient held to what an
-    actuator can be (stiffness ratio 0-2, added damping only, a delay of 0-1 policy step)."""
+    actuator can be (stiffness ratio 0-2, added damping only, a delay of 0-1 policy step); per_joint_undamped: the
+    bounded one without the q̇ term (:mod:`trainers.delta.per_joint`)."""
     ridge: float = 1.0
     """per_joint_linear: ridge weight on the coefficients of the normalized features (the labels' squared
     error is summed over transitions, so a few hundred transitions outweigh it)."""
@@ -333,8 +341,8 @@ def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tupl
     model: torch.nn.Module
     with fit_threads():  # the same weights whatever the caller's torch thread count
         if cfg.model in PER_JOINT_KINDS:
-            columns = own_columns(ids, len(names), cfg.previous_target)
-            bounds = normalized_bounds(columns, std) if cfg.model == "per_joint_physical" else None
+            columns = own_columns(ids, len(names), kind_terms(cfg.model, cfg.previous_target))
+            bounds = normalized_bounds(columns, std, len(names)) if cfg.model in BOUNDED_KINDS else None
             model = fit_per_joint_ridge(x_norm, y, columns, cfg.ridge, bounds)
         else:
             model = _fit_mlp(x_norm, y, cfg)

@@ -10,12 +10,18 @@ nominal PD's target units (Kp, Kd nominal):
 
 so δ_j = w_j·[q*_j − q_j, q̇_j, q*_{t−1,j} − q*_{t,j}] + b_j spans them all with 4 numbers per joint.
 
-The ``per_joint_physical`` kind holds each coefficient to what such an actuator can be (:data:`PHYSICAL_BOUNDS`):
+The ``per_joint_physical`` kind holds each coefficient to what such an actuator can be (:data:`TERM_BOUNDS`):
 a stiffness ratio r = 1 + a in [0, 2], added damping only (b ≤ 0), a delay of 0 to 1 policy step (c in [0, 1]).
 An unbounded fit on the smooth targets of a deterministic policy's rollouts can land outside them — anti-damping
 (b > 0) or an anticipating "negative delay" (c < 0) — where the fit data barely constrain it; PPO's exploration
 noise then moves the targets far more per step than the rollouts did, and those coefficients feed energy into the
 joints (docs/table4.md, "The side jump").
+The ``per_joint_undamped`` kind is the bounded one without the damping term. Δa is applied once per 20 ms policy
+step from the velocity at the step's start, so its damping term is a velocity feedback sampled at 50 Hz, not the
+continuous damping it stands for: held for a whole step it over-corrects a fast joint, and under PPO's exploration
+noise on a fast motion it drives the joints into their velocity limits in the Δa simulator while the robot it was
+fitted to gives no such penalty (docs/table4.md, "The kick with the bounded Δa"). Without it a robot's extra
+damping is left to the stiffness and bias terms.
 The MLP π^Δ sees 75 inputs per output and, fitted on a few hundred transitions of one clip, learns
 that clip's poses rather than the actuators (one-step error on another clip's rollouts 10× the
 uncorrected simulator's, README); this model cannot, because its inputs carry no pose.
@@ -30,14 +36,32 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from trainers.delta.defaults import PER_JOINT_TERMS, TERMS
 
-def own_columns(joint_ids: np.ndarray, num_dof: int, previous_target: bool) -> np.ndarray:
-    """(J, C) feature columns of each output joint: its q* − q, 0.05·q̇ (and q*_{t−1} − q*_t) in the
+TERM_BOUNDS: dict[str, tuple[float, float]] = {"stiffness": (-1.0, 1.0), "damping": (-np.inf, 0.0), "delay": (0.0, 1.0)}
+"""Bounds of each term's raw-feature coefficient in the bounded kinds (:data:`~trainers.delta.defaults.BOUNDED_KINDS`):
+a stiffness ratio 1 + a in [0, 2], added damping only (b ≤ 0), a delay of 0 to 1 policy step."""
+
+
+def kind_terms(kind: str, previous_target: bool) -> tuple[str, ...]:
+    """The terms a per-joint ``kind`` fits, given whether the features hold the previous target."""
+    return tuple(t for t in PER_JOINT_TERMS[kind] if previous_target or t != "delay")
+
+
+def own_columns(joint_ids: np.ndarray, num_dof: int, terms: tuple[str, ...] = TERMS) -> np.ndarray:
+    """(J, C) feature columns of each output joint, one per term in ``terms`` (in :data:`TERMS` order), in the
     layout of :func:`trainers.delta.learned.batched_features` ([q* − q (D), 0.05·q̇ (D), ω_b (3), g_b (3), prev (D)])."""
-    cols = [joint_ids, num_dof + joint_ids]
-    if previous_target:
-        cols.append(2 * num_dof + 6 + joint_ids)
-    return np.stack(cols, axis=1)
+    unknown = set(terms) - set(TERMS)
+    if unknown:
+        raise ValueError(f"unknown per-joint terms {sorted(unknown)}; valid: {', '.join(TERMS)}")
+    offset = {"stiffness": 0, "damping": num_dof, "delay": 2 * num_dof + 6}
+    return np.stack([offset[t] + joint_ids for t in TERMS if t in terms], axis=1)
+
+
+def column_terms(columns: np.ndarray, num_dof: int) -> tuple[str, ...]:
+    """The term of each column position of a per-joint model's ``columns`` (the inverse of :func:`own_columns`)."""
+    first = np.asarray(columns)[0]
+    return tuple("stiffness" if c < num_dof else "damping" if c < 2 * num_dof else "delay" for c in first)
 
 
 class PerJointLinear(torch.nn.Module):
@@ -54,12 +78,6 @@ class PerJointLinear(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return (x[:, self.columns] * self.weight).sum(-1) + self.bias
-
-
-PHYSICAL_BOUNDS: tuple[tuple[float, float], ...] = ((-1.0, 1.0), (-np.inf, 0.0), (0.0, 1.0))
-"""Bounds of each raw-feature coefficient of ``per_joint_physical``, in :func:`own_columns` order: on q* − q (a
-stiffness ratio 1 + a in [0, 2]), on 0.05·q̇ (added damping only: ≤ 0), on q*_{t−1} − q*_t (a delay of 0 to 1
-policy step)."""
 
 
 def fit_per_joint_ridge(
@@ -97,8 +115,8 @@ def fit_per_joint_ridge(
     return model
 
 
-def normalized_bounds(columns: np.ndarray, std: np.ndarray) -> np.ndarray:
-    """(J, C, 2) bounds on the normalized weights equivalent to :data:`PHYSICAL_BOUNDS` on the raw features'
+def normalized_bounds(columns: np.ndarray, std: np.ndarray, num_dof: int) -> np.ndarray:
+    """(J, C, 2) bounds on the normalized weights equivalent to :data:`TERM_BOUNDS` on the raw features'
     coefficients (a raw coefficient is the normalized weight / the feature's std > 0, so the box scales by it)."""
-    box = np.asarray(PHYSICAL_BOUNDS[: columns.shape[1]])
+    box = np.asarray([TERM_BOUNDS[t] for t in column_terms(columns, num_dof)])
     return box[None, :, :] * std[columns][:, :, None]

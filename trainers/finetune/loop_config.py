@@ -31,8 +31,9 @@ class LoopConfig:
     delta_joints: str = DEFAULT_JOINTS
     """Joints Δa acts on (ankles, legs, all)."""
     delta_model: str = DEFAULT_MODEL
-    """Δa model: per_joint_physical (per-joint linear held to an actuator's range), per_joint_linear (unbounded) or mlp
-    (the paper's); :data:`trainers.delta.defaults.MODEL_KINDS`."""
+    """Δa model: per_joint_physical (per-joint linear held to an actuator's range), per_joint_undamped (the same
+    without the q̇ term), per_joint_linear (unbounded) or mlp (the paper's);
+    :data:`trainers.delta.defaults.MODEL_KINDS`."""
     delta_epochs: int = DEFAULT_MLP_EPOCHS
     """Adam steps of the Δa MLP regression (mlp only)."""
     eval_episodes: int = 1
