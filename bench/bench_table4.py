@@ -457,8 +457,8 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
     if args.corrections_from:
         fits = reuse_corrections(Path(args.corrections_from), real, out)
         print(
-            f"[{real}] corrections (Δa, SysID, Δs, noise level) fitted in {args.corrections_from}, on rollouts of "
-            "another clip: none of them has seen this clip",
+            f"[{real}] corrections (Δa, SysID, Δs, noise level) taken from {args.corrections_from}: none was fitted "
+            "on this run's rollouts",
             flush=True,
         )
     else:
@@ -786,7 +786,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument(
         "--corrections-from",
         default=None,
-        help="bench output folder whose fitted corrections to use (fitted on another clip's rollouts)",
+        help="bench output folder whose fitted corrections to use (e.g. fitted on another clip's rollouts)",
     )
     ap.add_argument(
         "--pool-rollouts",
