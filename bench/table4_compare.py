@@ -1,0 +1,114 @@
+"""One method of Table IV run two ways on the same policies and episodes (e.g. ASAP with two Δa kinds): each way's
+share of the Vanilla→Oracle gap and their paired difference, per clip and pooled, per robot.
+
+The two bench runs of a clip must share the pre-trained policy, the evaluation episodes and the Oracle (a rerun with
+another ``--delta-model`` reusing the Oracle, or a deterministic rerun): the tool checks that Vanilla's and the
+Oracle's per-episode results are the same in both and refuses otherwise, because the difference is paired over
+those episodes.
+
+    python bench/table4_compare.py --a undamped/squat.json undamped/kick2.json \\
+        --b physical/squat.json physical/kick2.json --labels undamped,physical --method ASAP
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from table4_report import ReportError, load_tables, run_label
+from table4_stats import (
+    DEFAULT_REPLICATES,
+    SHARE_METRICS,
+    Clip,
+    episode_samples,
+    format_share,
+    gap_share,
+    share_difference,
+)
+
+SHARED = ("Vanilla", "Oracle")
+"""Rows both runs must hold identically (the pairing)."""
+LABELS = {"success_rate": "success", "eg_mpjpe_mm": "Eg-mpjpe", "completion": "completion"}
+
+
+def paired_clip(a: dict, b: dict, method: str, names: tuple[str, str], key: str, where: str) -> Clip:
+    """Samples of Vanilla, the Oracle and ``method`` of each run under its label."""
+    for shared in SHARED:
+        ra, rb = a["results"].get(shared), b["results"].get(shared)
+        if ra is None or rb is None:
+            raise ReportError(f"{where}: {shared} missing from one of the runs")
+        if [r["episodes"] for r in ra] != [r["episodes"] for r in rb]:
+            raise ReportError(f"{where}: {shared}'s episodes differ between the runs; they are not paired")
+    for summary, name in ((a, names[0]), (b, names[1])):
+        if method not in summary["results"]:
+            raise ReportError(f"{where}: {method} missing from the {name} run")
+    clip = {s: episode_samples(a["results"][s], key) for s in SHARED}
+    clip[names[0]] = episode_samples(a["results"][method], key)
+    clip[names[1]] = episode_samples(b["results"][method], key)
+    return clip
+
+
+def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[str, str], replicates: int) -> str:
+    if len(a_paths) != len(b_paths):
+        raise ReportError(f"--a has {len(a_paths)} tables, --b {len(b_paths)}: give one of each per clip")
+    a_tables, b_tables = load_tables(a_paths), load_tables(b_paths)
+    robots = [r for r in a_tables[0]["robots"] if all(r in t["robots"] for t in a_tables + b_tables)]
+    lines = [f"# {method}: {names[0]} against {names[1]} (same policies, episodes and Oracle)", ""]
+    for real in robots:
+        lines += [
+            f"## {real}",
+            "",
+            f"| clip | metric | {names[0]} share | {names[1]} share | {names[0]} − {names[1]} [95 % paired] |",
+            "|---|---|---|---|---|",
+        ]
+        pairs = [(run_label(ta), ta["robots"][real], tb["robots"][real]) for ta, tb in zip(a_tables, b_tables)]
+        groups = [(label, [(sa, sb)]) for label, sa, sb in pairs]
+        if len(pairs) > 1:
+            groups.append((f"**pooled ({len(pairs)} clips)**", [(sa, sb) for _, sa, sb in pairs]))
+        for label, members in groups:
+            for key in SHARE_METRICS:
+                clips = [paired_clip(sa, sb, method, names, key, f"{label} {real}") for sa, sb in members]
+                shares = [format_share(gap_share(clips, n, replicates=replicates)) for n in names]
+                diff = format_share(share_difference(clips, names[0], names[1], replicates=replicates))
+                lines.append(f"| {label} | {LABELS[key]} | {shares[0]} | {shares[1]} | {diff} |")
+        lines += ["", f"{method} success per seed (of 8 episodes) and its spread over seeds:"]
+        for label, sa, sb in pairs:
+            cells = []
+            for name, summary in zip(names, (sa, sb)):
+                rates = [r["success_rate"] for r in summary["results"][method]]
+                counts = " ".join(str(round(8 * x)) for x in rates)
+                cells.append(f"{name} {counts} (± {100 * np.std(rates):.0f})")
+            lines.append(f"- {label}: " + "; ".join(cells))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--a", nargs="+", type=Path, required=True, help="table4.json of the first way, one per clip")
+    ap.add_argument("--b", nargs="+", type=Path, required=True, help="the second way's, same clips in the same order")
+    ap.add_argument("--labels", default="a,b", help="names of the two ways, comma-separated")
+    ap.add_argument("--method", default="ASAP")
+    ap.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES)
+    ap.add_argument("-o", "--out", type=Path, default=None, help="markdown file to write (else printed only)")
+    args = ap.parse_args(argv)
+    names = tuple(args.labels.split(","))
+    if len(names) != 2 or names[0] == names[1]:
+        raise SystemExit(f"--labels {args.labels}: give two different names")
+    try:
+        text = compare(args.a, args.b, args.method, (names[0], names[1]), args.replicates)
+    except ReportError as exc:
+        raise SystemExit(str(exc)) from None
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
