@@ -32,7 +32,7 @@ def test_delta_fit_defaults_are_the_library_defaults():
         lib.previous_target,
         lib.epochs,
     )
-    assert (lib.joints, lib.model, lib.previous_target) == ("all", "per_joint_physical", True)
+    assert (lib.joints, lib.model, lib.previous_target) == ("all", "per_joint_undamped", True)
 
 
 def test_loop_defaults_are_the_library_defaults():

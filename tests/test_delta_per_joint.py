@@ -168,10 +168,11 @@ def test_unknown_model_kind_is_refused(g1):
         fit_learned_delta([traj], LearnedDeltaConfig(model="cubic"))
 
 
-def test_delta_fit_command_writes_the_bounded_per_joint_model_by_default(g1, tmp_path):
+def test_delta_fit_command_writes_the_bounded_per_joint_model_with_damping_on_request(g1, tmp_path):
     coll = tmp_path / "collect.pkl"
     write_collection(coll, {"squat__0": _rollout(g1, "soft_ankles", 15)})
-    out = CliRunner().invoke(main, ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles"])
+    args = ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles"]
+    out = CliRunner().invoke(main, [*args, "--model", "per_joint_physical"])
     assert out.exit_code == 0, out.output
     assert "per_joint_physical fit RMS" in out.output
     loaded = LearnedDelta.load(tmp_path / "d.pt")
@@ -192,13 +193,13 @@ def test_delta_fit_writes_the_unbounded_model_on_request(g1, tmp_path):
     assert loaded.cfg.model == "per_joint_linear" and loaded.model.columns.shape == (4, 3)
 
 
-def test_delta_fit_writes_the_undamped_model_and_it_round_trips(g1, tmp_path):
+def test_delta_fit_writes_the_undamped_model_by_default_and_it_round_trips(g1, tmp_path):
     coll = tmp_path / "collect.pkl"
     traj = _rollout(g1, "soft_ankles", 15)
     write_collection(coll, {"squat__0": traj})
-    args = ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles", "--model"]
-    out = CliRunner().invoke(main, [*args, "per_joint_undamped"])
+    out = CliRunner().invoke(main, ["delta", "fit", str(coll), "-o", str(tmp_path / "d.pt"), "--joints", "ankles"])
     assert out.exit_code == 0, out.output
+    assert "per_joint_undamped fit RMS" in out.output
     loaded = LearnedDelta.load(tmp_path / "d.pt")
     assert loaded.cfg.model == "per_joint_undamped" and loaded.model.columns.shape == (4, 2)
     assert column_terms(loaded.model.columns.numpy(), len(g1.joint_names)) == ("stiffness", "delay")

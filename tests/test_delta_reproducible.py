@@ -67,7 +67,7 @@ def test_rollouts_in_memory_are_what_their_collection_file_holds(rollout, tmp_pa
     assert rollout.num_frames > 25 and np.array_equal(rollout.dof_pos, rollout.dof_pos.astype(np.float32))
 
 
-@pytest.mark.parametrize("cfg", [LearnedDeltaConfig(), MLP], ids=["per_joint_physical", "mlp"])
+@pytest.mark.parametrize("cfg", [LearnedDeltaConfig(), MLP], ids=["per_joint_undamped", "mlp"])
 def test_fitting_twice_on_one_collection_gives_equal_weights_and_equal_files(collection, cfg, tmp_path):
     trajs = list(read_collection(collection).values())
     first, first_stats = fit_learned_delta(trajs, cfg)
