@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from table4_report import ReportError, load_tables, run_label
+from table4_report import SHARE_LABELS, ReportError, load_tables, run_label
 from table4_stats import (
     DEFAULT_REPLICATES,
     SHARE_METRICS,
@@ -33,7 +33,6 @@ from table4_stats import (
 
 SHARED = ("Vanilla", "Oracle")
 """Rows both runs must hold identically (the pairing)."""
-LABELS = {"success_rate": "success", "eg_mpjpe_mm": "Eg-mpjpe", "completion": "completion"}
 
 
 def paired_clip(a: dict, b: dict, method: str, names: tuple[str, str], key: str, where: str) -> Clip:
@@ -75,7 +74,7 @@ def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[
                 clips = [paired_clip(sa, sb, method, names, key, f"{label} {real}") for sa, sb in members]
                 shares = [format_share(gap_share(clips, n, replicates=replicates)) for n in names]
                 diff = format_share(share_difference(clips, names[0], names[1], replicates=replicates))
-                lines.append(f"| {label} | {LABELS[key]} | {shares[0]} | {shares[1]} | {diff} |")
+                lines.append(f"| {label} | {SHARE_LABELS[key]} | {shares[0]} | {shares[1]} | {diff} |")
         lines += ["", f"{method} success per seed (of 8 episodes) and its spread over seeds:"]
         for label, sa, sb in pairs:
             cells = []
