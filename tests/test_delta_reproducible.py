@@ -21,7 +21,7 @@ from trainers.delta.dynamics import DeltaDynamicsConfig, fit_delta_dynamics
 from trainers.delta.learned import LearnedDelta, LearnedDeltaConfig, fit_learned_delta, fit_on_labels, transition_labels
 from trainers.real.model import build_real_model
 from trainers.reference import load_references
-from trainers.reproducible import FIT_TORCH_THREADS
+from trainers.reproducible import REPRODUCIBLE_TORCH_THREADS
 
 REPO = Path(__file__).resolve().parents[1]
 MLP = LearnedDeltaConfig(model="mlp", epochs=100)
@@ -96,7 +96,7 @@ def test_the_fits_do_not_depend_on_the_callers_torch_threads(collection):
         torch.set_num_threads(before)
     _assert_equal_states(_state(fits[0]), _state(fits[1]))
     _assert_equal_states(dynamics[0].model.state_dict(), dynamics[1].model.state_dict())
-    assert FIT_TORCH_THREADS == 1
+    assert REPRODUCIBLE_TORCH_THREADS == 1
 
 
 def test_a_refit_in_another_process_with_other_threads_writes_the_same_file(collection, tmp_path):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.config import PPOConfig
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.ppo.storage import compute_gae
@@ -227,3 +228,22 @@ def test_the_newest_checkpoint_is_chosen_by_iteration_not_by_name_or_file(tmp_pa
     assert find_checkpoint(tmp_path) == tmp_path / "model_10.pt"
     (tmp_path / "model_10.pt").unlink()
     assert newest_checkpoint(tmp_path) == tmp_path / "model_last.pt"  # a tie goes to model_last.pt
+
+
+def test_deterministic_actions_do_not_depend_on_the_callers_torch_threads():
+    """Six rows (the bench's fitting rollouts): on an AVX-512 MKL the last two rows of the raw actor's output differ
+    by ~1e-7 between 1 and 2 threads, enough for a PyBullet rollout to drift; ``act_inference`` pins the count."""
+    torch.manual_seed(0)
+    policy = ActorCritic(380, 400, 23).eval()
+    obs = torch.randn(6, 380)
+    before = torch.get_num_threads()
+    actions = []
+    try:
+        for threads in (2, 1, 4):
+            torch.set_num_threads(threads)
+            actions.append(policy.act_inference(obs))
+            assert torch.get_num_threads() == threads  # the caller's count is given back
+    finally:
+        torch.set_num_threads(before)
+    for other in actions[1:]:
+        assert torch.equal(other, actions[0])

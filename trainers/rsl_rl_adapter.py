@@ -21,6 +21,7 @@ from torch import nn
 from retarget.errors import AsapRetargetError
 from trainers.policy_errors import PolicyFileError
 from trainers.ppo.config import PPOConfig
+from trainers.reproducible import reproducible_threads
 from trainers.vecenv import Resettable, VecEnv
 
 RSL_RL_VERSION = "5.5.0"
@@ -238,7 +239,8 @@ class RslRlPolicy(nn.Module):
         self.actor = actor
 
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.actor(obs)
+        with reproducible_threads():  # the same actions whatever the caller's torch thread count
+            return self.actor(obs)
 
 
 def rsl_rl_policy(payload: dict, source: str | Path = "checkpoint") -> RslRlPolicy:

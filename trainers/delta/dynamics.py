@@ -22,7 +22,7 @@ from trainers.delta.collection import Trajectory
 from trainers.delta.learned import DeltaMLP, DeltaModelError, batched_features
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.real.model import build_real_model
-from trainers.reproducible import fit_threads, save_torch
+from trainers.reproducible import reproducible_threads, save_torch
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def fit_delta_dynamics(trajs: list[Trajectory], cfg: DeltaDynamicsConfig | None 
     x_mean, x_std, y_std = x.mean(0), x.std(0) + 1e-6, y.std(0) + 1e-9
     xt = torch.as_tensor((x - x_mean) / x_std, dtype=torch.float32)
     yt = torch.as_tensor(y / y_std, dtype=torch.float32)
-    with fit_threads():  # the same weights whatever the caller's torch thread count
+    with reproducible_threads():  # the same weights whatever the caller's torch thread count
         torch.manual_seed(cfg.seed)
         model = DeltaMLP(x.shape[1], y.shape[1], cfg.hidden)
         opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)

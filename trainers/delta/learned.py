@@ -54,7 +54,7 @@ from trainers.delta.replay import reset_to_frame
 from trainers.observations import projected_gravity_b
 from trainers.real.model import build_real_model
 from trainers.real.stepper import PdRobot
-from trainers.reproducible import fit_threads, save_torch
+from trainers.reproducible import reproducible_threads, save_torch
 
 JOINT_SETS: dict[str, tuple[str, ...]] = {
     "ankles": ("ankle_pitch_joint", "ankle_roll_joint"),
@@ -339,7 +339,7 @@ def fit_on_labels(x: np.ndarray, y: np.ndarray, cfg: LearnedDeltaConfig) -> tupl
     ids = joint_ids(cfg.joints, names)
     x_norm = (x - mean) / std
     model: torch.nn.Module
-    with fit_threads():  # the same weights whatever the caller's torch thread count
+    with reproducible_threads():  # the same weights whatever the caller's torch thread count
         if cfg.model in PER_JOINT_KINDS:
             columns = own_columns(ids, len(names), kind_terms(cfg.model, cfg.previous_target))
             bounds = normalized_bounds(columns, std, len(names)) if cfg.model in BOUNDED_KINDS else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from trainers.reproducible import reproducible_threads
+
 
 def mlp(num_in: int, hidden: tuple[int, ...], num_out: int) -> nn.Sequential:
     layers: list[nn.Module] = []
@@ -88,7 +90,8 @@ class ActorCritic(nn.Module):
         return torch.distributions.Normal(mean, torch.exp(self.log_std).expand_as(mean))
 
     def act_inference(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.actor(obs)
+        with reproducible_threads():  # the same actions whatever the caller's torch thread count
+            return self.actor(obs)
 
     def value(self, critic_obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self.critic_norm(critic_obs)).squeeze(-1)
