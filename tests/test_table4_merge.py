@@ -1,0 +1,62 @@
+"""bench/table4_merge.py on real bench outputs: rows taken from an earlier run of the same policy and episodes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+import table4_merge
+
+SIDE_JUMP = REPO / "docs/table4/side_jump_heldout/side_jump2_table4.json"
+"""The held-out side jump, both robots, 6 seeds: Vanilla, SysID, ASAP, ASAP-TR and the Oracle."""
+SQUAT = REPO / "docs/table4/bounded_delta/squat_phys_table4.json"
+
+
+def _without(path: Path, methods: tuple[str, ...], out: Path) -> Path:
+    data = json.loads(path.read_text())
+    for summary in data["robots"].values():
+        for method in methods:
+            del summary["results"][method]
+    out.write_text(json.dumps(data))
+    return out
+
+
+def test_merging_back_what_was_removed_gives_the_original_shares(tmp_path):
+    new = _without(SIDE_JUMP, ("SysID", "Oracle"), tmp_path / "new.json")
+    out = tmp_path / "merged.json"
+    assert table4_merge.main([str(new), "--from", str(SIDE_JUMP), "--methods", "SysID,Oracle", "-o", str(out)]) == 0
+    merged, original = json.loads(out.read_text()), json.loads(SIDE_JUMP.read_text())
+    for real, summary in original["robots"].items():
+        mine = merged["robots"][real]
+        assert list(mine["results"]) == list(summary["results"])  # Table IV's row order
+        assert mine["results"] == summary["results"]
+        for metric, shares in summary["gap_closed"].items():
+            for method, share in shares.items():
+                assert mine["gap_closed"][metric][method] == pytest.approx(share, abs=1e-12), (real, metric, method)
+        assert mine["merged_rows"] == {"SysID": str(SIDE_JUMP), "Oracle": str(SIDE_JUMP)}
+        assert {k for k in mine["finetune_cost"] if k.startswith("SysID_s")} == {f"SysID_s{s}" for s in range(6)}
+
+
+def test_refuses_what_is_not_paired_or_already_there(tmp_path, capsys):
+    new = _without(SIDE_JUMP, ("Oracle",), tmp_path / "new.json")
+    out = tmp_path / "merged.json"
+    assert table4_merge.main([str(new), "--from", str(SQUAT), "--methods", "Oracle", "-o", str(out)]) == 1
+    assert "clip" in capsys.readouterr().err and not out.exists()
+    assert table4_merge.main([str(new), "--from", str(SIDE_JUMP), "--methods", "SysID", "-o", str(out)]) == 1
+    assert "SysID is in the new run already" in capsys.readouterr().err
+    assert table4_merge.main([str(new), "--from", str(SIDE_JUMP), "--methods", "Oracle", "-o", str(new)]) == 1
+    assert "would overwrite an input" in capsys.readouterr().err
+    other = json.loads(SIDE_JUMP.read_text())
+    other["robots"]["combined"]["results"]["Vanilla"][0]["episodes"]["completion"][0] += 0.01
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    assert (
+        table4_merge.main([str(new), "--from", str(tmp_path / "other.json"), "--methods", "Oracle", "-o", str(out)])
+        == 1
+    )
+    assert "Vanilla's episodes differ" in capsys.readouterr().err and not out.exists()
