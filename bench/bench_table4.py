@@ -306,6 +306,11 @@ def gap_shares_with_ci(results: dict[str, list[dict]], replicates: int = DEFAULT
     return out
 
 
+def gap_closed(shares: dict) -> dict[str, dict[str, float]]:
+    """metric → method → share, from :func:`gap_shares_with_ci`'s output without the paired differences."""
+    return {k: {n: g["share"] for n, g in v.items() if " − " not in n} for k, v in shares.items()}
+
+
 def with_delta(trajs: list[Trajectory], path: Path) -> list[Trajectory]:
     """The trajectories with every recorded target shifted by the Δa file's δ (what the nominal simulator receives)."""
     delta = LearnedDelta.load(path)
@@ -536,7 +541,7 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
         "fits": fits,
         "evaluation": evaluation_episodes(real, args.eval_episodes, vanilla.env_cfg),
         "results": results,
-        "gap_closed": {k: {n: g["share"] for n, g in v.items() if " − " not in n} for k, v in shares.items()},
+        "gap_closed": gap_closed(shares),
         "gap_share_ci": shares,
         "finetune_cost": finetune_cost,
     }
@@ -692,7 +697,7 @@ def finish_rounds(args, real: str, summary: dict) -> None:
             pairs = [f"{a} − {b}" for a, b in compared_pairs(results)]
             shares[key] = {n: merged[n] for n in [*singles, *pairs]}
         summary["gap_share_ci"] = shares
-        summary["gap_closed"] = {k: {n: g["share"] for n, g in v.items() if " − " not in n} for k, v in shares.items()}
+        summary["gap_closed"] = gap_closed(shares)
     print_table(real, results, summary.get("gap_share_ci", {}), args)
     print(
         "\nbudget per seed (fitting rollouts in the robot, fine-tuning iterations), and how far fitting rollouts got:"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_table4 import gap_shares_with_ci
+from bench_table4 import gap_closed, gap_shares_with_ci
 from table4_report import ReportError, load_tables
 from table4_stats import ORDER, method_order
 
@@ -61,7 +61,7 @@ def merge(new: dict, old: dict, methods: list[str], source: str) -> dict:
         here["results"] = {name: here["results"][name] for name in method_order(here["results"])}
         shares = gap_shares_with_ci(here["results"]) if "Oracle" in here["results"] else {}
         here["gap_share_ci"] = shares
-        here["gap_closed"] = {k: {n: g["share"] for n, g in v.items() if " − " not in n} for k, v in shares.items()}
+        here["gap_closed"] = gap_closed(shares)
         here.setdefault("merged_rows", {}).update({m: source for m in methods})
     return merged
 

@@ -104,8 +104,7 @@ def fit_linear(log_path: Path, output: Path | None, max_iterations: int) -> None
     "(transfers to other clips); per_joint_physical: the same with each coefficient held to what an actuator can "
     "be (stiffness ratio 0-2, added damping only, a delay of 0-1 policy step); per_joint_undamped: the bounded one "
     "without the q̇ term, which Δa applies as a velocity feedback sampled once per policy step (the default); "
-    "mlp: the paper's MLP on every "
-    "feature (supervised method).",
+    "mlp: the paper's MLP on every feature (supervised method).",
 )
 @click.option(
     "--epochs", type=click.IntRange(min=1), default=DEFAULT_MLP_EPOCHS, show_default=True, help="MLP Adam steps."
