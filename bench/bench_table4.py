@@ -90,6 +90,14 @@ from trainers.delta.sysid import identify
 from trainers.evaluate import summarize_episodes
 from trainers.finetune.finetune import finetune_policy
 from trainers.finetune.real_eval import rollouts_in_profile
+from trainers.finetune.selection import (
+    DEFAULT_SELECT_EPISODES,
+    DEFAULT_SELECT_EVERY,
+    MIN_START_NOISE_RAD,
+    NO_SELECTION,
+    SELECTION_FILE,
+    SelectionConfig,
+)
 from trainers.metrics import tracking_metrics
 from trainers.observations import rotate_to_base
 from trainers.policy_io import load_policy, snapshot_run
@@ -104,9 +112,6 @@ METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "ev
 CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt")
 FITTING_SEED = 1
 """Seed of the fitting rollouts' start phases (the evaluation episodes use 100, the held-out rollouts 2)."""
-MIN_START_NOISE_RAD = 0.02
-"""Start-pose joint noise [rad] of the evaluation episodes in a robot of another engine, when the training's is
-smaller (episodes that start alike in a deterministic engine would be one episode counted several times)."""
 
 
 def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model: str, fit: set[str]) -> dict:
@@ -235,6 +240,7 @@ def run_finetune(
     trust_region: AnchorTrustRegion | None = None,
     engine: str = DEFAULT_ENGINE,
     warp_device: str = DEFAULT_WARP_DEVICE,
+    selection: SelectionConfig = NO_SELECTION,
 ) -> tuple[float, float]:
     """Fine-tune one method for one seed; (wall, CPU) seconds it took (CPU: this process's, all threads)."""
     sim, delta, profile = plan
@@ -254,6 +260,7 @@ def run_finetune(
         trust_region=trust_region,
         engine=engine,
         warp_device=warp_device,
+        selection=selection,
     )
     return time.perf_counter() - t, time.process_time() - cpu
 
@@ -269,8 +276,9 @@ def evaluation_episodes(real: str, episodes: int, env_cfg) -> dict:
 
 
 def evaluate(folder: Path, refs, real: str, episodes: int) -> dict:
-    """Table metrics of the policy in ``folder`` alone in ``real`` over the matched episodes, and per episode
-    (``episodes``: success, Eg-mpjpe, frames, completion) for the confidence intervals."""
+    """Table metrics of the policy in ``folder`` (a run folder: its deployed checkpoint; or a checkpoint file) alone
+    in ``real`` over the matched episodes, and per episode (``episodes``: success, Eg-mpjpe, frames, completion) for
+    the confidence intervals."""
     loaded = load_policy(folder)
     draws = evaluation_episodes(real, episodes, loaded.env_cfg)
     runs, clip_ids, dt_s = rollouts_in_profile(
@@ -510,6 +518,7 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
     ]
     t0 = time.perf_counter()
     bounded = AnchorTrustRegion(args.trust_region_kl)
+    selection = SelectionConfig(every=args.select_every, episodes=args.select_episodes)
     costs = Parallel(n_jobs=args.jobs, verbose=0)(
         delayed(run_finetune)(
             pre,
@@ -523,6 +532,7 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
             bounded if name == "ASAP-TR" else None,
             engine=args.engine,
             warp_device=args.device,
+            selection=selection,
         )
         for name, plan, seed in todo
     )
@@ -545,6 +555,10 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
         "gap_share_ci": shares,
         "finetune_cost": finetune_cost,
     }
+    if selection.enabled:
+        summary["selection"] = dataclasses.asdict(selection)
+        summary["chosen_iterations"] = chosen_iterations(out, todo)
+        summary["last_checkpoint"] = last_checkpoint_rows(out, todo, results["Vanilla"], refs, real, args)
     held = None
     if args.corrections_from:  # this clip's own real rollouts were never fitted: score the corrections on them
         held = collect_rollouts(vanilla.policy.act_inference, refs, real, vanilla.env_cfg, args.episodes, seed=2)
@@ -563,6 +577,28 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
         for name, v in one_step.items():
             print(f"  {name:<26} {v:.5f}  ({v / one_step['nominal']:.2f}×)")
     return summary
+
+
+def chosen_iterations(out: Path, todo) -> dict[str, list[int]]:
+    """method → the fine-tuning iteration each seed deployed (0: the pre-trained checkpoint)."""
+    chosen: dict[str, list[int]] = {}
+    for name, _, seed in todo:
+        record = json.loads((out / f"{name}_s{seed}" / SELECTION_FILE).read_text())
+        chosen.setdefault(name, []).append(int(record["chosen_iteration"]) - int(record["base_iteration"]))
+    return chosen
+
+
+def last_checkpoint_rows(out: Path, todo, vanilla_rows: list[dict], refs, real: str, args) -> dict:
+    """The control of the selection, from the same fine-tunings: every method's last checkpoint deployed instead,
+    on the same matched episodes (results, gap shares)."""
+    results: dict[str, list[dict]] = {"Vanilla": vanilla_rows}
+    for name, _, seed in todo:
+        last = out / f"{name}_s{seed}" / "model_last.pt"
+        results.setdefault(name, []).append(evaluate(last, refs, real, args.eval_episodes))
+    shares = gap_shares_with_ci(results) if "Oracle" in results else {}
+    print(f"\n[{real}] control: the last checkpoint of the same fine-tunings deployed (no selection)")
+    print_table(real, results, shares, args)
+    return {"results": results, "gap_closed": gap_closed(shares), "gap_share_ci": shares}
 
 
 def run_folder(name: str, seed: int) -> str:
@@ -728,6 +764,8 @@ ROUND_ONE_SETTINGS = (
     "delta_joints",
     "delta_model",
     "corrections_from",
+    "select_every",
+    "select_episodes",
     "pool_rollouts",
     "methods",
     "trust_region_kl",
@@ -748,7 +786,8 @@ def earlier_run(out: Path, args) -> dict | None:
         raise SystemExit(
             f"{path}: cannot read it as the table of an earlier run ({type(exc).__name__}: {exc})"
         ) from None
-    defaults = vars(parse_args(["--policy", "", "--motion", "", "-o", ""]))  # keys older runs did not write
+    # Keys older runs did not write: today's defaults, except the selection, which they did not make.
+    defaults = {**vars(parse_args(["--policy", "", "--motion", "", "-o", ""])), "select_every": 0}
     for key in ROUND_ONE_SETTINGS:
         then, now = made_with.get(key, defaults[key]), vars(args)[key]
         if then != now:
@@ -768,6 +807,19 @@ def first_round_of(earlier: dict | None, real: str, args) -> dict | None:
     seeds = args.seeds.split(",")
     complete = all(len(summary["results"].get(m, [])) == len(seeds) for m in args.methods.split(","))
     return summary if complete else None
+
+
+def write_last_checkpoint_table(out: Path, summary: dict) -> None:
+    """``table4_last.json``: the run's table with each robot's selection control (last checkpoints) as its results,
+    readable by ``table4_report.py`` and ``table4_compare.py`` beside ``table4.json``."""
+    robots = {real: s["last_checkpoint"] for real, s in summary["robots"].items() if "last_checkpoint" in s}
+    if robots:
+        control = {**summary, "robots": {real: {**summary["robots"][real], **rows} for real, rows in robots.items()}}
+        for r in control["robots"].values():
+            r.pop("last_checkpoint", None)
+            r.pop("selection", None)
+        text = json.dumps(control, indent=2, default=float)
+        atomic_write(out / "table4_last.json", lambda tmp: tmp.write_text(text))
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -826,6 +878,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=DEFAULT_ANCHOR_MAX_KL,
         help="ASAP-TR: largest mean KL(pre-trained ‖ fine-tuned) of the actor on each update's observations [nats]",
     )
+    ap.add_argument(
+        "--select-every",
+        type=int,
+        default=DEFAULT_SELECT_EVERY,
+        help="deploy the best of the pre-trained checkpoint and every N-th fine-tuning iteration, judged in each "
+        "method's own fine-tuning simulator (0: the last checkpoint); the last checkpoints are evaluated as the "
+        "control and written to table4_last.json",
+    )
+    ap.add_argument(
+        "--select-episodes", type=int, default=DEFAULT_SELECT_EPISODES, help="matched episodes per candidate"
+    )
     ap.add_argument("-o", "--out", required=True)
     return ap.parse_args(argv)
 
@@ -882,6 +945,7 @@ def main(argv: list[str] | None = None) -> dict:
         summary["robots"][real] = run_robot(args, real, out / robot_folder(real), pre, vanilla, refs, nominal, done)
         atomic_write(out / "table4.json", lambda tmp: tmp.write_text(json.dumps(summary, indent=2, default=float)))
         plot(summary["robots"], out / "table4.png", title)
+        write_last_checkpoint_table(out, summary)
     print(f"\nwrote {out / 'table4.json'}, {out / 'table4.png'}")
     return summary
 

@@ -112,6 +112,29 @@ def trust_region_option(func: F) -> F:
     )(func)
 
 
+def selection_options(func: F) -> F:
+    """``--select-every`` / ``--select-episodes``: which fine-tuning checkpoint is deployed
+    (:mod:`trainers.finetune.selection`)."""
+    from trainers.finetune.selection import DEFAULT_SELECT_EPISODES, DEFAULT_SELECT_EVERY
+
+    func = click.option(
+        "--select-episodes",
+        type=click.IntRange(min=1),
+        default=DEFAULT_SELECT_EPISODES,
+        show_default=True,
+        help="Matched episodes each candidate checkpoint runs in the fine-tuning simulator (with --select-every).",
+    )(func)
+    return click.option(
+        "--select-every",
+        type=click.IntRange(min=0),
+        default=0,
+        show_default=True,
+        help="Deploy (as model_deployed.pt) the best of the pre-trained checkpoint and every N-th fine-tuning "
+        f"iteration, judged in the fine-tuning simulator by clip completion, then Eg-mpjpe (e.g. "
+        f"{DEFAULT_SELECT_EVERY}); 0: the last checkpoint.",
+    )(func)
+
+
 def num_envs_option(default: int | None, what: str = "Parallel simulated environments") -> Callable[[F], F]:
     return click.option(
         "--num-envs", type=click.IntRange(min=1), default=default, show_default=default is not None, help=f"{what}."

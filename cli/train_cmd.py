@@ -15,6 +15,7 @@ from cli.options import (
     policy_option,
     real_option,
     seed_option,
+    selection_options,
     threads_option,
     trust_region_option,
 )
@@ -211,6 +212,7 @@ def track(
 @threads_option(None, "the pre-trained run's")
 @engine_options
 @trust_region_option
+@selection_options
 def finetune(
     policy_run: Path,
     delta: str | None,
@@ -226,9 +228,12 @@ def finetune(
     engine: str,
     warp_device: str,
     trust_region_kl: float | None,
+    select_every: int,
+    select_episodes: int,
 ) -> None:
     """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""
     from trainers.finetune.finetune import finetune_policy
+    from trainers.finetune.selection import SelectionConfig
     from trainers.ppo.trust_region import AnchorTrustRegion
 
     check_engine(engine, warp_device)
@@ -247,9 +252,18 @@ def finetune(
         engine=engine,
         warp_device=warp_device,
         trust_region=None if trust_region_kl is None else AnchorTrustRegion(trust_region_kl),
+        selection=SelectionConfig(every=select_every, episodes=select_episodes),
         on_iteration=lambda r: console.print(
             f"iteration {r['iteration']}: return {r['mean_episode_return']:.2f}", highlight=False
         ),
     )
     done = res.rows[-1]["iteration"] if res.rows else res.start_iteration
     console.print(f"fine-tuned ({sim}) from iteration {res.start_iteration} to {done}; wrote {output}/model_last.pt")
+    if res.selection is not None:
+        best = next(r for r in res.selection["candidates"] if r["iteration"] == res.selection["chosen_iteration"])
+        console.print(
+            f"deployed iteration {best['iteration']} ({output}/model_deployed.pt): clip completion "
+            f"{best['completion']:.0%}, Eg-mpjpe {best['eg_mpjpe_mm']:.1f} mm over {select_episodes} episodes in the "
+            f"fine-tuning simulator; every candidate in {output}/selection.json",
+            highlight=False,
+        )

@@ -58,6 +58,16 @@ def test_one_table_per_robot_with_per_episode_results_that_add_up(benches):
             assert row["completion"] == pytest.approx(np.mean(ep["completion"]))
             assert row["success_rate"] == pytest.approx(np.mean(ep["success_rate"]))
         assert set(summary["gap_share_ci"]) == set(SHARE_METRICS)
+        # Each method deployed the pre-trained checkpoint or its one fine-tuning iteration, as its own simulator
+        # judged; the control (table4_last.json) deployed the last one, on the same matched episodes.
+        assert summary["selection"]["every"] == bench_table4.DEFAULT_SELECT_EVERY
+        control = json.loads((tmp / "a" / "table4_last.json").read_text())["robots"][real]["results"]
+        assert control["Vanilla"] == summary["results"]["Vanilla"]
+        for name in ("Continued", "ASAP", "Oracle"):
+            (chosen,) = summary["chosen_iterations"][name]
+            assert chosen in (0, 1)
+            same_as = control[name] if chosen == 1 else summary["results"]["Vanilla"]
+            assert summary["results"][name][0]["episodes"] == same_as[0]["episodes"]
         assert set(summary["gap_share_ci"]["completion"]) == {"Continued", "ASAP", "ASAP − Continued"}
         assert set(summary["finetune_cost"]) == {"Continued_s0", "ASAP_s0", "Oracle_s0"}
         assert (tmp / "a" / bench_table4.robot_folder(real) / "delta.pt").is_file()

@@ -18,6 +18,7 @@ from table4_stats import SHARE_METRICS, compared_pairs, method_order, parse_roun
 
 from retarget.batch.record import file_sha256
 from trainers.delta.collection import read_collection
+from trainers.policy_io import find_checkpoint, load_policy
 
 EPISODES = 2
 ITERATIONS = 1
@@ -50,12 +51,12 @@ def test_round_two_refits_on_both_rounds_rollouts_from_round_one_policy(rounds):
         assert record["base_policy"] == str(robot / f"{method}_s0")
         # Fine-tuned from round 1's checkpoint (recorded with its hash) for the same number of iterations more.
         finetune = json.loads((robot / f"{method}_r2_s0" / "config.json").read_text())["finetune"]
-        base_ckpt = robot / f"{method}_s0" / "model_last.pt"
+        base_ckpt = find_checkpoint(robot / f"{method}_s0")  # the checkpoint round 1 deployed
         assert finetune["base_checkpoint"] == str(base_ckpt.resolve())
         assert finetune["base_sha256"] == file_sha256(base_ckpt)
         assert finetune["target_iteration"] - finetune["base_iteration"] == ITERATIONS
-        round_one = json.loads((robot / f"{method}_s0" / "config.json").read_text())["finetune"]
-        assert finetune["base_iteration"] == round_one["target_iteration"]
+        round_one = json.loads((robot / f"{method}_s0" / "selection.json").read_text())
+        assert finetune["base_iteration"] == round_one["chosen_iteration"] == load_policy(base_ckpt).iteration
     # Δa of round 2 saw every transition of both rounds' rollouts (a rollout's last frame has none).
     own = read_collection(robot / "rounds" / "ASAP_r2_s0" / "collect.pkl").values()
     vanilla = read_collection(robot / "collect.pkl").values()

@@ -17,6 +17,10 @@ from retarget.asap_pkl import atomic_write
 
 NUMBERED = re.compile(r"model_(\d+)\.pt")
 
+DEPLOYED = "model_deployed.pt"
+"""The checkpoint a fine-tuning chose to deploy (:mod:`trainers.finetune.selection`), preferred to the newest when a
+run folder is loaded as a policy; resuming a run still starts from its newest."""
+
 TRAIN_LOCK = ".train.lock"
 """Held in a run folder while a training or fine-tuning writes there."""
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from trainers.checkpoints import newest_checkpoint
+from trainers.checkpoints import DEPLOYED, newest_checkpoint
 from trainers.config import TrackingEnvConfig, env_config_from_jsonable
 from trainers.policy_errors import PolicyFileError
 from trainers.ppo.actor_critic import ActorCritic
@@ -39,12 +39,15 @@ class LoadedPolicy:
 
 
 def find_checkpoint(run: str | Path) -> Path:
-    """``run`` itself if it is a file, else the run folder's newest checkpoint by iteration."""
+    """``run`` itself if it is a file, else the run folder's deployed checkpoint (a fine-tuning's selection), else
+    its newest checkpoint by iteration."""
     run = Path(run)
     if run.is_file():
         return run
     if not run.is_dir():
         raise PolicyFileError(f"{run}: no such run folder or checkpoint")
+    if (run / DEPLOYED).is_file():
+        return run / DEPLOYED
     try:
         found = newest_checkpoint(run)
     except Exception as exc:  # an unreadable model_last.pt: reported by name like any bad checkpoint

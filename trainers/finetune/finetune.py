@@ -39,6 +39,13 @@ from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import DeltaAction, load_delta_action
 from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
+from trainers.finetune.selection import (
+    NO_SELECTION,
+    SelectionConfig,
+    forget_selection,
+    read_selection,
+    select_checkpoint,
+)
 from trainers.policy_io import find_checkpoint, read_run_config
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.ppo.trust_region import AnchorTrustRegion
@@ -61,6 +68,8 @@ class FinetuneResult:
     """Iteration the pre-trained checkpoint (or the resumed one) was at."""
     resumed: bool
     """True if RUN2 already had a checkpoint."""
+    selection: dict | None = None
+    """The deployed checkpoint's selection record (:mod:`trainers.finetune.selection`); None without selection."""
 
 
 def resume_identity(record: dict) -> dict:
@@ -107,13 +116,16 @@ def finetune_policy(
     trust_region: AnchorTrustRegion | None = None,
     engine: str = DEFAULT_ENGINE,
     warp_device: str = DEFAULT_WARP_DEVICE,
+    selection: SelectionConfig = NO_SELECTION,
 ) -> FinetuneResult:
     """Fine-tune ``policy_run``'s checkpoint in simulator ``sim`` up to ``iterations`` PPO iterations in all, counted
     from that checkpoint (:data:`trainers.defaults.ITERATIONS_CONVENTION`: rerunning into ``run_dir`` resumes).
     ``trust_region``: keep the fine-tuned actor within that KL bound of the pre-trained checkpoint's after every
     update (:mod:`trainers.ppo.trust_region`; None, the default: plain PPO). ``engine`` / ``warp_device``: what
     steps the fine-tuning's physics (:attr:`trainers.config.SimConfig.engine`; a PyBullet "real" robot stays
-    PyBullet's)."""
+    PyBullet's). ``selection``: which checkpoint is deployed (``model_deployed.pt``): the best of the pre-trained
+    one and every ``selection.every``-th in this simulator (:mod:`trainers.finetune.selection`), or (``every=0``,
+    the default) the last."""
     import copy
     import dataclasses
 
@@ -156,14 +168,21 @@ def finetune_policy(
         nominal = build_real_model("nominal", env_cfg.sim)
         refs = load_references(library, nominal, load_robot_spec(env_cfg.sim.robot), clip)
         n = int(base.get("num_envs", 64) if num_envs is None else num_envs)
-        env: TrackingEnv
-        if delta_action is not None:
-            env = DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
-        elif dynamics is not None:
-            env = DeltaDynamicsEnv(refs, n, env_cfg, seed=seed, model=nominal, dynamics=dynamics)
-        else:
-            model = nominal if real_name is None else build_real_model(real_name, env_cfg.sim)
-            env = TrackingEnv(refs, n, env_cfg, seed=seed, model=model)
+        model = nominal if real_name is None else build_real_model(real_name, env_cfg.sim)
+
+        def make_env(refs, n: int, cfg, env_seed: int) -> TrackingEnv:
+            """The fine-tuning's simulator (a fresh Δa per env, so each selection candidate sees the same draws)."""
+            if delta is not None and sim == "delta":
+                return DeltaActionEnv(refs, n, cfg, seed=env_seed, model=nominal, delta=load_delta_action(delta, seed))
+            if dynamics is not None:
+                return DeltaDynamicsEnv(refs, n, cfg, seed=env_seed, model=nominal, dynamics=dynamics)
+            return TrackingEnv(refs, n, cfg, seed=env_seed, model=model)
+
+        env = (
+            DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
+            if delta_action is not None
+            else make_env(refs, n, env_cfg, seed)
+        )
         delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
         record = {
             "base_checkpoint": str(ckpt.resolve()),
@@ -215,9 +234,17 @@ def finetune_policy(
         atomic_write(run_dir / "config.json", lambda tmp: tmp.write_text(json.dumps(config, indent=2)))
         start = runner.iteration
         remaining = max(0, target_iteration - start)
-        rows = (
-            runner.learn(remaining, on_iteration=on_iteration, checkpoint_every=checkpoint_every) if remaining else []
-        )
+        every = selection.every if selection.enabled else checkpoint_every
+        if remaining:
+            forget_selection(run_dir)  # made for a smaller budget
+        rows = runner.learn(remaining, on_iteration=on_iteration, checkpoint_every=every) if remaining else []
         if rows:
             plot_learning_curve(run_dir / "learning_curve.csv", run_dir / "learning_curve.png")
-    return FinetuneResult(run_dir, rows, start, resumed)
+        chosen = None
+        if selection.enabled:
+            chosen = read_selection(run_dir)
+            if chosen is None or chosen.get("config") != dataclasses.asdict(selection):
+                chosen = select_checkpoint(run_dir, ckpt, base_iteration, refs, make_env, env_cfg, selection)
+        else:
+            forget_selection(run_dir)
+    return FinetuneResult(run_dir, rows, start, resumed, chosen)
