@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import bench_table4
 import table4_fidelity
 import table4_report
+import table4_selection
 from table4_stats import SHARE_METRICS, episode_samples, format_share, gap_share
 
 ROBOTS = ("combined", "pybullet:combined")
@@ -134,6 +135,33 @@ def test_fidelity_replays_the_bench_episodes_in_each_simulator(benches):
         assert vanilla["simulators"]["nominal"]["eg_mpjpe_mm"] != vanilla["simulators"]["delta"]["eg_mpjpe_mm"]
         assert set(report["rows"]["ASAP"][0]["simulators"]) == {"delta"}
         assert set(report["rows"]["Continued"][0]["simulators"]) == {"nominal"}
+
+
+def test_selection_check_scores_every_candidate_in_the_robot_on_the_tables_episodes(benches, tmp_path):
+    tmp, first, _ = benches
+    assert table4_selection.main([str(tmp / "a"), "--robots", "combined", "-o", str(tmp_path / "c.json")]) == 0
+    check = json.loads((tmp_path / "c.json").read_text())["robots"]["combined"]
+    table = first["robots"]["combined"]
+    assert set(check) == {"ASAP", "Oracle"}  # the methods asked for that ran
+    for method, got in check.items():
+        (run,) = got["runs"]
+        # The robot's figures of the pre-trained, deployed and last checkpoints are the table's own rows.
+        assert run["pretrained"]["completion"] == table["results"]["Vanilla"][0]["completion"]
+        assert run["selected"]["eg_mpjpe_mm"] == pytest.approx(table["results"][method][0]["eg_mpjpe_mm"])
+        control = table["last_checkpoint"]["results"][method][0]
+        assert run["last"]["eg_mpjpe_mm"] == pytest.approx(control["eg_mpjpe_mm"])
+        assert len(run["robot"]) == len(run["simulator"]) == 2
+
+
+def test_rank_correlation_of_candidate_orderings():
+    rows = lambda c: [{"completion": x, "eg_mpjpe_mm": 1.0} for x in c]
+    assert list(table4_selection.ranks(rows([0.2, 0.9, 0.5, 0.5]))) == [0.0, 3.0, 1.5, 1.5]
+    assert table4_selection.spearman(rows([0.1, 0.2, 0.3]), rows([0.5, 0.6, 0.9])) == pytest.approx(1.0)
+    assert table4_selection.spearman(rows([0.1, 0.2, 0.3]), rows([0.9, 0.6, 0.5])) == pytest.approx(-1.0)
+    assert np.isnan(table4_selection.spearman(rows([0.1, 0.1]), rows([0.2, 0.3])))
+    # Completion first, then the lower Eg-mpjpe.
+    tie = [{"completion": 1.0, "eg_mpjpe_mm": 80.0}, {"completion": 1.0, "eg_mpjpe_mm": 60.0}]
+    assert list(table4_selection.ranks(tie)) == [0.0, 1.0]
 
 
 def test_fidelity_reward_terms_average_the_first_iterations_of_every_seed(tmp_path):
