@@ -13,6 +13,7 @@ from cli.options import (
     num_envs_option,
     real_option,
     seed_option,
+    selection_options,
     threads_option,
     trust_region_option,
 )
@@ -71,6 +72,7 @@ _DEFAULT = LoopConfig()
 @threads_option(_DEFAULT.num_threads)
 @engine_options
 @trust_region_option
+@selection_options
 def loop(
     motion: Path,
     clip: str,
@@ -89,6 +91,8 @@ def loop(
     engine: str,
     warp_device: str,
     trust_region_kl: float | None,
+    select_every: int,
+    select_episodes: int,
 ) -> None:
     """Pre-train → collect in the real profile → fit Δa → fine-tune with Δa → evaluate Vanilla vs ASAP."""
     from cli.train_cmd import check_engine
@@ -110,6 +114,8 @@ def loop(
         engine=engine,
         warp_device=warp_device,
         trust_region_kl=trust_region_kl,
+        select_every=select_every,
+        select_episodes=select_episodes,
     )
     evaluation = run_loop(motion, clip, profile, output, cfg, echo=lambda line: console.print(line, highlight=False))
     console.print(format_evaluation(evaluation), highlight=False)

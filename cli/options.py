@@ -115,19 +115,19 @@ def trust_region_option(func: F) -> F:
 def selection_options(func: F) -> F:
     """``--select-every`` / ``--select-episodes``: which fine-tuning checkpoint is deployed
     (:mod:`trainers.finetune.selection`)."""
-    from trainers.finetune.selection import DEFAULT_SELECT_EPISODES, DEFAULT_SELECT_EVERY
+    from trainers.finetune.selection_config import DEFAULT_SELECT_EVERY, DEFAULT_SELECTION
 
     func = click.option(
         "--select-episodes",
         type=click.IntRange(min=1),
-        default=DEFAULT_SELECT_EPISODES,
+        default=DEFAULT_SELECTION.episodes,
         show_default=True,
         help="Matched episodes each candidate checkpoint runs in the fine-tuning simulator (with --select-every).",
     )(func)
     return click.option(
         "--select-every",
         type=click.IntRange(min=0),
-        default=0,
+        default=DEFAULT_SELECTION.every,
         show_default=True,
         help="Deploy (as model_deployed.pt) the best of the pre-trained checkpoint and every N-th fine-tuning "
         f"iteration, judged in the fine-tuning simulator by clip completion, then Eg-mpjpe (e.g. "

@@ -51,6 +51,8 @@ def test_loop_defaults_are_the_library_defaults():
         "engine": "engine",
         "warp_device": "warp_device",
         "trust_region_kl": "trust_region_kl",
+        "select_every": "select_every",
+        "select_episodes": "select_episodes",
     }
     assert {k: cli[k] for k in names} == {k: getattr(lib, v) for k, v in names.items()}
     assert lib.delta_joints == LearnedDeltaConfig().joints and lib.delta_model == LearnedDeltaConfig().model

@@ -14,12 +14,11 @@ from pathlib import Path
 import torch
 
 from retarget.asap_pkl import atomic_write
+from trainers.finetune.selection_config import DEPLOYED
+
+__all__ = ["DEPLOYED", "NUMBERED", "TRAIN_LOCK", "checkpoint_iteration", "newest_checkpoint", "trim_run_logs"]
 
 NUMBERED = re.compile(r"model_(\d+)\.pt")
-
-DEPLOYED = "model_deployed.pt"
-"""The checkpoint a fine-tuning chose to deploy (:mod:`trainers.finetune.selection`), preferred to the newest when a
-run folder is loaded as a policy; resuming a run still starts from its newest."""
 
 TRAIN_LOCK = ".train.lock"
 """Held in a run folder while a training or fine-tuning writes there."""

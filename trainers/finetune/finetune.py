@@ -39,13 +39,8 @@ from trainers.env import TrackingEnv
 from trainers.finetune.delta_actions import DeltaAction, load_delta_action
 from trainers.finetune.delta_env import DeltaActionEnv
 from trainers.finetune.dynamics_env import DeltaDynamicsEnv
-from trainers.finetune.selection import (
-    NO_SELECTION,
-    SelectionConfig,
-    forget_selection,
-    read_selection,
-    select_checkpoint,
-)
+from trainers.finetune.selection import forget_selection, read_selection, select_checkpoint
+from trainers.finetune.selection_config import DEFAULT_SELECTION, SelectionConfig
 from trainers.policy_io import find_checkpoint, read_run_config
 from trainers.ppo.runner import OnPolicyRunner
 from trainers.ppo.trust_region import AnchorTrustRegion
@@ -116,7 +111,7 @@ def finetune_policy(
     trust_region: AnchorTrustRegion | None = None,
     engine: str = DEFAULT_ENGINE,
     warp_device: str = DEFAULT_WARP_DEVICE,
-    selection: SelectionConfig = NO_SELECTION,
+    selection: SelectionConfig = DEFAULT_SELECTION,
 ) -> FinetuneResult:
     """Fine-tune ``policy_run``'s checkpoint in simulator ``sim`` up to ``iterations`` PPO iterations in all, counted
     from that checkpoint (:data:`trainers.defaults.ITERATIONS_CONVENTION`: rerunning into ``run_dir`` resumes).
@@ -124,8 +119,8 @@ def finetune_policy(
     update (:mod:`trainers.ppo.trust_region`; None, the default: plain PPO). ``engine`` / ``warp_device``: what
     steps the fine-tuning's physics (:attr:`trainers.config.SimConfig.engine`; a PyBullet "real" robot stays
     PyBullet's). ``selection``: which checkpoint is deployed (``model_deployed.pt``): the best of the pre-trained
-    one and every ``selection.every``-th in this simulator (:mod:`trainers.finetune.selection`), or (``every=0``,
-    the default) the last."""
+    one and every ``selection.every``-th in this simulator (:mod:`trainers.finetune.selection`), or with
+    ``every=0`` the last."""
     import copy
     import dataclasses
 

@@ -26,6 +26,7 @@ from trainers.config import TrackingEnvConfig
 from trainers.delta.defaults import DEFAULT_PREVIOUS_TARGET
 from trainers.finetune.loop_config import LoopConfig
 from trainers.finetune.provenance import Provenance, file_ref
+from trainers.finetune.selection_config import DEPLOYED, SelectionConfig
 
 STAGES = ("pretrain", "collect", "fit_delta", "finetune", "evaluate")
 
@@ -165,6 +166,7 @@ def run_loop(
 
     # 3. fine-tune in the nominal simulator + frozen Δa.
     ft_dir, ft_ckpt = run / "finetune", run / "finetune" / "model_last.pt"
+    selection = SelectionConfig(every=cfg.select_every, episodes=cfg.select_episodes)
     policy_ref = file_ref(pre_ckpt)
     ft_inputs = {
         "policy": policy_ref,
@@ -175,6 +177,7 @@ def run_loop(
         "iterations": cfg.finetune_iterations,
         # Only when set: a plain loop keeps the inputs (and the finished stages) it had before the option.
         **({} if cfg.trust_region_kl is None else {"trust_region_kl": cfg.trust_region_kl}),
+        **({} if not selection.enabled else {"selection": dataclasses.asdict(selection)}),
         "num_envs": cfg.num_envs,
         "seed": cfg.seed,
     }
@@ -212,6 +215,7 @@ def run_loop(
             engine=cfg.engine,
             warp_device=cfg.warp_device,
             trust_region=trust_region,
+            selection=selection,
         )
         return {"policy_iteration": _policy_iteration(ft_ckpt), "base_iteration": res.start_iteration}
 
@@ -221,7 +225,7 @@ def run_loop(
     ev = run / "evaluation.json"
     ev_inputs = {
         "vanilla": file_ref(pre_ckpt),
-        "finetuned": file_ref(ft_ckpt),
+        "finetuned": file_ref(ft_dir / DEPLOYED if selection.enabled else ft_ckpt),
         "motion": motion_ref,
         "motion_ids": [clip],
         "simulator": f"real:{profile}",

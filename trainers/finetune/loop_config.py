@@ -12,6 +12,7 @@ from trainers.delta.defaults import (
     DEFAULT_MLP_EPOCHS,
     DEFAULT_MODEL,
 )
+from trainers.finetune.selection_config import DEFAULT_SELECTION
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,11 @@ class LoopConfig:
     num_threads: int = DEFAULT_NUM_THREADS
     """MuJoCo threads."""
     trust_region_kl: float | None = None
+    select_every: int = DEFAULT_SELECTION.every
+    """Deploy the best of the pre-trained checkpoint and every N-th fine-tuning iteration, judged in the Δa
+    simulator (:mod:`trainers.finetune.selection`); 0: the last checkpoint."""
+    select_episodes: int = DEFAULT_SELECTION.episodes
+    """Matched episodes each candidate runs in the Δa simulator."""
     """ASAP-TR: bound of the fine-tuned actor's mean KL from the pre-trained one [nats] (None: plain PPO)."""
     engine: str = DEFAULT_ENGINE
     """What steps the physics of both training stages (``SimConfig.engine``); collection and evaluation run in

@@ -20,7 +20,6 @@ import dataclasses
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,35 +29,34 @@ from trainers.checkpoints import DEPLOYED, NUMBERED, checkpoint_iteration
 from trainers.config import TrackingEnvConfig
 from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config, rollout_episodes, summarize_episodes
+from trainers.finetune.selection_config import (
+    DEFAULT_SELECT_EPISODES,
+    DEFAULT_SELECT_EVERY,
+    DEFAULT_SELECTION,
+    MIN_START_NOISE_RAD,
+    NO_SELECTION,
+    SELECTION_FILE,
+    SELECTION_SEED,
+    SelectionConfig,
+)
 from trainers.reference import MotionReference
 
-SELECTION_FILE = "selection.json"
-DEFAULT_SELECT_EVERY = 10
-"""Fine-tuning iterations between candidate checkpoints (0: no selection, the last checkpoint is deployed)."""
-DEFAULT_SELECT_EPISODES = 8
-"""Matched episodes each candidate runs in the fine-tuning simulator."""
-SELECTION_SEED = 7
-"""Seed of the selection episodes' randomized physics (the bench's evaluation episodes in the robot use 100)."""
-MIN_START_NOISE_RAD = 0.02
-"""Start-pose joint noise [rad] of matched episodes in a simulator without randomized physics, when the training's
-is smaller (episodes that start alike in a deterministic simulator would be one episode counted several times)."""
-
-
-@dataclass(frozen=True)
-class SelectionConfig:
-    """How the deployed checkpoint of a fine-tuning is chosen."""
-
-    every: int = DEFAULT_SELECT_EVERY
-    """Iterations between candidates; 0 deploys the last checkpoint (plain fine-tuning)."""
-    episodes: int = DEFAULT_SELECT_EPISODES
-    seed: int = SELECTION_SEED
-
-    @property
-    def enabled(self) -> bool:
-        return self.every > 0
-
-
-NO_SELECTION = SelectionConfig(every=0)
+__all__ = [
+    "DEFAULT_SELECTION",
+    "DEFAULT_SELECT_EPISODES",
+    "DEFAULT_SELECT_EVERY",
+    "MIN_START_NOISE_RAD",
+    "NO_SELECTION",
+    "SELECTION_FILE",
+    "SELECTION_SEED",
+    "SelectionConfig",
+    "candidates",
+    "forget_selection",
+    "matched_episode_config",
+    "read_selection",
+    "score_key",
+    "select_checkpoint",
+]
 
 
 def matched_episode_config(cfg: TrackingEnvConfig, episodes: int) -> TrackingEnvConfig:
