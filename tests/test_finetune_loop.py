@@ -138,3 +138,21 @@ def test_loop_fine_tunes_anew_when_its_trust_region_or_its_delta_changes(tmp_pat
     record = json.loads((run / "finetune" / "config.json").read_text())["finetune"]
     assert record["delta_sha256"] == file_sha256(run / "delta.pt")
     assert file_sha256(run / "finetune" / "model_last.pt") != before  # a resumed, finished run would keep its weights
+
+
+def test_loop_with_selection_evaluates_the_checkpoint_it_deployed(tmp_path):
+    lib, run = asap_reference(CLIP), tmp_path / "run"
+    args = ["loop", "--motion", str(lib), "--clip", KEY, "--real", "soft_ankles_delay", "-o", str(run)]
+    args += ["--pretrain-iterations", "1", "--finetune-iterations", "2", "--num-envs", "4", "--episodes", "1"]
+    args += ["--epochs", "20", "--select-every", "1", "--select-episodes", "2"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    prov = json.loads((run / "provenance.json").read_text())["stages"]
+    assert prov["finetune"]["inputs"]["selection"] == {"every": 1, "episodes": 2, "seed": 7}
+    deployed = run / "finetune" / "model_deployed.pt"
+    assert prov["evaluate"]["inputs"]["finetuned"] == {"path": str(deployed.resolve()), "sha256": file_sha256(deployed)}
+    record = json.loads((run / "finetune" / "selection.json").read_text())
+    assert [c["iteration"] for c in record["candidates"]] == [1, 2, 3]
+    metrics = json.loads((run / "evaluation.json").read_text())["metrics"]
+    if record["chosen_iteration"] == 1:  # the pre-trained checkpoint deployed: the same policy on the same episodes
+        assert metrics["ASAP"] == metrics["Vanilla"]
