@@ -8,6 +8,11 @@ those episodes.
 
     python bench/table4_compare.py --a undamped/squat.json undamped/kick2.json \\
         --b physical/squat.json physical/kick2.json --labels undamped,physical --method ASAP
+
+With ``--raw`` the method's own figures are compared instead of its shares (success, Eg-mpjpe, completion: mean of
+each way and the paired difference over the same seeds and episodes), and only Vanilla must be the same in both: the
+way to compare a bench run's selected checkpoints (``table4.json``) with its last ones (``table4_last.json``), whose
+Oracles differ by the same selection.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from table4_stats import (
     episode_samples,
     format_share,
     gap_share,
+    paired_difference,
     share_difference,
 )
 
@@ -87,6 +93,39 @@ def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[
     return "\n".join(lines)
 
 
+RAW_FORMATS = {"success_rate": "{:+.0%}", "eg_mpjpe_mm": "{:+.1f} mm", "completion": "{:+.0%}"}
+
+
+def compare_raw(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[str, str], replicates: int) -> str:
+    """The method's own figures, two ways, paired over seeds and episodes (:func:`table4_stats.paired_difference`)."""
+    if len(a_paths) != len(b_paths):
+        raise ReportError(f"--a has {len(a_paths)} tables, --b {len(b_paths)}: give one of each per clip")
+    a_tables, b_tables = load_tables(a_paths), load_tables(b_paths)
+    robots = [r for r in a_tables[0]["robots"] if all(r in t["robots"] for t in a_tables + b_tables)]
+    lines = [f"# {method}: {names[0]} against {names[1]}, its own figures (same policies and episodes)", ""]
+    for real in robots:
+        lines += [
+            f"## {real}",
+            "",
+            f"| clip | metric | {names[0]} | {names[1]} | {names[0]} − {names[1]} [95 % paired] |",
+        ]
+        lines.append("|---|---|---|---|---|")
+        for ta, tb in zip(a_tables, b_tables):
+            label, sa, sb = run_label(ta), ta["robots"][real], tb["robots"][real]
+            if [r["episodes"] for r in sa["results"]["Vanilla"]] != [r["episodes"] for r in sb["results"]["Vanilla"]]:
+                raise ReportError(f"{label} {real}: Vanilla's episodes differ between the runs; they are not paired")
+            for key, fmt in RAW_FORMATS.items():
+                xa, xb = (episode_samples(s["results"][method], key) for s in (sa, sb))
+                d, lo, hi = paired_difference(xa, xb, replicates=replicates)
+                plain = fmt.replace("+", "")
+                lines.append(
+                    f"| {label} | {SHARE_LABELS[key]} | {plain.format(xa.mean())} | {plain.format(xb.mean())} | "
+                    f"{fmt.format(d)} [{fmt.format(lo)}, {fmt.format(hi)}] |"
+                )
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--a", nargs="+", type=Path, required=True, help="table4.json of the first way, one per clip")
@@ -94,13 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--labels", default="a,b", help="names of the two ways, comma-separated")
     ap.add_argument("--method", default="ASAP")
     ap.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES)
+    ap.add_argument("--raw", action="store_true", help="the method's own figures, paired, instead of gap shares")
     ap.add_argument("-o", "--out", type=Path, default=None, help="markdown file to write (else printed only)")
     args = ap.parse_args(argv)
     names = tuple(args.labels.split(","))
     if len(names) != 2 or names[0] == names[1]:
         raise SystemExit(f"--labels {args.labels}: give two different names")
     try:
-        text = compare(args.a, args.b, args.method, (names[0], names[1]), args.replicates)
+        run = compare_raw if args.raw else compare
+        text = run(args.a, args.b, args.method, (names[0], names[1]), args.replicates)
     except ReportError as exc:
         raise SystemExit(str(exc)) from None
     print(text)

@@ -59,7 +59,8 @@ def check_run(folder: Path, refs, real: str, episodes: int) -> dict:
     record = json.loads((folder / SELECTION_FILE).read_text())
     in_robot = []
     for row in record["candidates"]:
-        path = Path(row["checkpoint"]) if Path(row["checkpoint"]).is_absolute() else folder / row["checkpoint"]
+        # A name in the run folder, else the pre-trained checkpoint's path (relative to where the bench ran).
+        path = folder / row["checkpoint"] if (folder / row["checkpoint"]).is_file() else Path(row["checkpoint"])
         r = evaluate(path, refs, real, episodes)
         in_robot.append({"iteration": row["iteration"], "completion": r["completion"], "eg_mpjpe_mm": r["eg_mpjpe_mm"]})
     by_it = {r["iteration"]: r for r in in_robot}

@@ -122,6 +122,25 @@ def bootstrap_shares(
     return boot
 
 
+def paired_difference(
+    a: Samples, b: Samples, replicates: int = DEFAULT_REPLICATES, seed: int = 0, level: float = 0.95
+) -> tuple[float, float, float]:
+    """Mean of ``a`` minus mean of ``b`` where both come from the same fine-tuning seeds and the same episodes (one
+    method deployed two ways), and its percentile-bootstrap interval: each replicate redraws seeds and episodes
+    once, for both."""
+    if a.values.shape != b.values.shape:
+        raise ValueError(f"{a.values.shape} and {b.values.shape} samples are not paired")
+    rng = np.random.default_rng(seed)
+    n_seeds, n_eps = a.values.shape
+    boot = np.empty(replicates)
+    for k in range(replicates):
+        seeds, eps = rng.integers(n_seeds, size=n_seeds), rng.integers(n_eps, size=n_eps)
+        boot[k] = a.mean(seeds, eps) - b.mean(seeds, eps)
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(boot, [tail, 100.0 - tail])
+    return a.mean() - b.mean(), float(low), float(high)
+
+
 def _interval(point: float, gap: float, boot: np.ndarray, level: float) -> GapShare:
     finite = boot[np.isfinite(boot)]
     if finite.size == 0:

@@ -51,3 +51,19 @@ def test_refuses_runs_that_are_not_paired(tmp_path):
         table4_compare.compare([a, a], [a], "ASAP", ("new", "old"), replicates=50)
     with pytest.raises(SystemExit, match="two different names"):
         table4_compare.main(["--a", str(a), "--b", str(a), "--labels", "same,same"])
+
+
+def test_raw_comparison_pairs_the_methods_own_figures_and_needs_only_vanilla(tmp_path):
+    a = _table(tmp_path / "a.json", [[1.0, 1.0], [0.7, 0.7]])
+    b = _table(tmp_path / "b.json", [[0.7, 0.7], [0.7, 0.7]])
+    oracle = json.loads(b.read_text())
+    oracle["robots"]["combined"]["results"]["Oracle"] = [_row([0.0, 0.0], [90.0, 90.0], [0.9, 0.9])] * 2
+    b.write_text(json.dumps(oracle))  # another Oracle (its own selection): the raw comparison does not use it
+    text = table4_compare.compare_raw([a], [b], "ASAP", ("selected", "last"), replicates=400)
+    completion = next(x for x in text.splitlines() if "| completion |" in x)
+    # Seeds 0.3 and 0 apart: the mean difference is 15 points; redrawn seeds give 0 to 30.
+    assert "| 85% | 70% | +15% [+0%, +30%] |" in completion
+    eg = next(x for x in text.splitlines() if "| Eg-mpjpe |" in x)
+    assert "+0.0 mm [+0.0 mm, +0.0 mm]" in eg
+    with pytest.raises(table4_compare.ReportError, match="Vanilla's episodes differ"):
+        table4_compare.compare_raw([a], [_table(tmp_path / "c.json", [[1.0, 1.0]] * 2, 125.0)], "ASAP", ("x", "y"), 50)

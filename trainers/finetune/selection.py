@@ -112,7 +112,7 @@ def select_checkpoint(
         rows.append(
             {
                 "iteration": iteration,
-                "checkpoint": path.name if path.parent == run_dir else str(path),
+                "checkpoint": path.name if path.parent == run_dir else str(path.resolve()),
                 "completion": float(np.mean([c.mean_episode_fraction for c in per_clip])),
                 "success_rate": float(overall.success_rate),
                 "eg_mpjpe_mm": float(overall.eg_mpjpe_mm),
