@@ -91,8 +91,8 @@ from trainers.evaluate import summarize_episodes
 from trainers.finetune.finetune import finetune_policy
 from trainers.finetune.real_eval import rollouts_in_profile
 from trainers.finetune.selection import (
-    DEFAULT_SELECT_EPISODES,
     DEFAULT_SELECT_EVERY,
+    DEFAULT_SELECTION,
     MIN_START_NOISE_RAD,
     NO_SELECTION,
     SELECTION_FILE,
@@ -786,8 +786,8 @@ def earlier_run(out: Path, args) -> dict | None:
         raise SystemExit(
             f"{path}: cannot read it as the table of an earlier run ({type(exc).__name__}: {exc})"
         ) from None
-    # Keys older runs did not write: today's defaults, except the selection, which they did not make.
-    defaults = {**vars(parse_args(["--policy", "", "--motion", "", "-o", ""])), "select_every": 0}
+    # Keys older runs did not write: today's defaults.
+    defaults = vars(parse_args(["--policy", "", "--motion", "", "-o", ""]))
     for key in ROUND_ONE_SETTINGS:
         then, now = made_with.get(key, defaults[key]), vars(args)[key]
         if then != now:
@@ -881,13 +881,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument(
         "--select-every",
         type=int,
-        default=DEFAULT_SELECT_EVERY,
+        default=DEFAULT_SELECTION.every,
         help="deploy the best of the pre-trained checkpoint and every N-th fine-tuning iteration, judged in each "
-        "method's own fine-tuning simulator (0: the last checkpoint); the last checkpoints are evaluated as the "
-        "control and written to table4_last.json",
+        f"method's own fine-tuning simulator (e.g. {DEFAULT_SELECT_EVERY}; default: the library's, the last "
+        "checkpoint); the last checkpoints are then evaluated as the control and written to table4_last.json",
     )
     ap.add_argument(
-        "--select-episodes", type=int, default=DEFAULT_SELECT_EPISODES, help="matched episodes per candidate"
+        "--select-episodes", type=int, default=DEFAULT_SELECTION.episodes, help="matched episodes per candidate"
     )
     ap.add_argument("-o", "--out", required=True)
     return ap.parse_args(argv)

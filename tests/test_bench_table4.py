@@ -21,7 +21,7 @@ from table4_stats import SHARE_METRICS, episode_samples, format_share, gap_share
 
 ROBOTS = ("combined", "pybullet:combined")
 TINY = ["--seeds", "0", "--iterations", "1", "--num-envs", "4", "--episodes", "2", "--eval-episodes", "2"]
-TINY += ["--methods", "Continued,ASAP,Oracle", "--jobs", "1"]
+TINY += ["--methods", "Continued,ASAP,Oracle", "--jobs", "1", "--select-every", "10"]
 
 
 @pytest.fixture(scope="module")

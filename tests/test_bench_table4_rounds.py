@@ -24,6 +24,7 @@ EPISODES = 2
 ITERATIONS = 1
 TINY = ["--seeds", "0", "--iterations", str(ITERATIONS), "--num-envs", "4", "--episodes", str(EPISODES)]
 TINY += ["--eval-episodes", "2", "--methods", "SysID,ASAP,Oracle", "--jobs", "1", "--real", "combined"]
+TINY += ["--select-every", "10"]  # round 2 starts from the checkpoint round 1 deployed
 
 
 @pytest.fixture(scope="module")
