@@ -228,6 +228,11 @@ def plans(out: Path, real: str, noise_std: float) -> dict[str, tuple[str, str | 
     }
 
 
+def selection_of(args) -> SelectionConfig:
+    """The deployment rule ``--select-every`` / ``--select-episodes`` ask for (every round, every method)."""
+    return SelectionConfig(every=args.select_every, episodes=args.select_episodes)
+
+
 def run_finetune(
     pre: Path,
     motion: str,
@@ -518,7 +523,7 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
     ]
     t0 = time.perf_counter()
     bounded = AnchorTrustRegion(args.trust_region_kl)
-    selection = SelectionConfig(every=args.select_every, episodes=args.select_episodes)
+    selection = selection_of(args)
     costs = Parallel(n_jobs=args.jobs, verbose=0)(
         delayed(run_finetune)(
             pre,
@@ -690,6 +695,7 @@ def later_round(args, real: str, out: Path, vanilla, refs, summary: dict, k: int
             seed,
             engine=args.engine,
             warp_device=args.device,
+            selection=selection_of(args),
         )
         for name, seed, base, plan in jobs
     )
