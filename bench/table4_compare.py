@@ -58,19 +58,25 @@ def paired_clip(a: dict, b: dict, method: str, names: tuple[str, str], key: str,
     return clip
 
 
-def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[str, str], replicates: int) -> str:
+def table_head(real: str, names: tuple[str, str], suffix: str) -> list[str]:
+    """A robot's heading and its table's header (``suffix``: what each way's column shows)."""
+    head = f"| clip | metric | {names[0]}{suffix} | {names[1]}{suffix} | {names[0]} − {names[1]} [95 % paired] |"
+    return [f"## {real}", "", head, "|---|---|---|---|---|"]
+
+
+def paired_tables(a_paths: list[Path], b_paths: list[Path]) -> tuple[list[dict], list[dict], list[str]]:
+    """The two ways' tables, one of each per clip, and the robots every one of them holds."""
     if len(a_paths) != len(b_paths):
         raise ReportError(f"--a has {len(a_paths)} tables, --b {len(b_paths)}: give one of each per clip")
     a_tables, b_tables = load_tables(a_paths), load_tables(b_paths)
-    robots = [r for r in a_tables[0]["robots"] if all(r in t["robots"] for t in a_tables + b_tables)]
+    return a_tables, b_tables, [r for r in a_tables[0]["robots"] if all(r in t["robots"] for t in a_tables + b_tables)]
+
+
+def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[str, str], replicates: int) -> str:
+    a_tables, b_tables, robots = paired_tables(a_paths, b_paths)
     lines = [f"# {method}: {names[0]} against {names[1]} (same policies, episodes and Oracle)", ""]
     for real in robots:
-        lines += [
-            f"## {real}",
-            "",
-            f"| clip | metric | {names[0]} share | {names[1]} share | {names[0]} − {names[1]} [95 % paired] |",
-            "|---|---|---|---|---|",
-        ]
+        lines += table_head(real, names, " share")
         pairs = [(run_label(ta), ta["robots"][real], tb["robots"][real]) for ta, tb in zip(a_tables, b_tables)]
         groups = [(label, [(sa, sb)]) for label, sa, sb in pairs]
         if len(pairs) > 1:
@@ -98,18 +104,10 @@ RAW_FORMATS = {"success_rate": "{:+.0%}", "eg_mpjpe_mm": "{:+.1f} mm", "completi
 
 def compare_raw(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[str, str], replicates: int) -> str:
     """The method's own figures, two ways, paired over seeds and episodes (:func:`table4_stats.paired_difference`)."""
-    if len(a_paths) != len(b_paths):
-        raise ReportError(f"--a has {len(a_paths)} tables, --b {len(b_paths)}: give one of each per clip")
-    a_tables, b_tables = load_tables(a_paths), load_tables(b_paths)
-    robots = [r for r in a_tables[0]["robots"] if all(r in t["robots"] for t in a_tables + b_tables)]
+    a_tables, b_tables, robots = paired_tables(a_paths, b_paths)
     lines = [f"# {method}: {names[0]} against {names[1]}, its own figures (same policies and episodes)", ""]
     for real in robots:
-        lines += [
-            f"## {real}",
-            "",
-            f"| clip | metric | {names[0]} | {names[1]} | {names[0]} − {names[1]} [95 % paired] |",
-        ]
-        lines.append("|---|---|---|---|---|")
+        lines += table_head(real, names, "")
         for ta, tb in zip(a_tables, b_tables):
             label, sa, sb = run_label(ta), ta["robots"][real], tb["robots"][real]
             if [r["episodes"] for r in sa["results"]["Vanilla"]] != [r["episodes"] for r in sb["results"]["Vanilla"]]:
