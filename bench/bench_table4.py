@@ -90,7 +90,7 @@ from trainers.delta.sysid import identify
 from trainers.evaluate import summarize_episodes
 from trainers.finetune.finetune import finetune_policy
 from trainers.finetune.real_eval import rollouts_in_profile
-from trainers.finetune.selection import (
+from trainers.finetune.selection_config import (
     DEFAULT_SELECT_EVERY,
     DEFAULT_SELECTION,
     MIN_START_NOISE_RAD,
@@ -588,7 +588,7 @@ def chosen_iterations(out: Path, todo) -> dict[str, list[int]]:
     """method → the fine-tuning iteration each seed deployed (0: the pre-trained checkpoint)."""
     chosen: dict[str, list[int]] = {}
     for name, _, seed in todo:
-        record = json.loads((out / f"{name}_s{seed}" / SELECTION_FILE).read_text())
+        record = json.loads((out / run_folder(name, seed) / SELECTION_FILE).read_text())
         chosen.setdefault(name, []).append(int(record["chosen_iteration"]) - int(record["base_iteration"]))
     return chosen
 
@@ -598,7 +598,7 @@ def last_checkpoint_rows(out: Path, todo, vanilla_rows: list[dict], refs, real: 
     on the same matched episodes (results, gap shares)."""
     results: dict[str, list[dict]] = {"Vanilla": vanilla_rows}
     for name, _, seed in todo:
-        last = out / f"{name}_s{seed}" / "model_last.pt"
+        last = out / run_folder(name, seed) / "model_last.pt"
         results.setdefault(name, []).append(evaluate(last, refs, real, args.eval_episodes))
     shares = gap_shares_with_ci(results) if "Oracle" in results else {}
     print(f"\n[{real}] control: the last checkpoint of the same fine-tunings deployed (no selection)")

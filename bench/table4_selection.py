@@ -25,7 +25,8 @@ from bench_table4 import evaluate, robot_folder
 
 from retarget.atomic_io import atomic_write
 from robots.registry import load_robot_spec
-from trainers.finetune.selection import SELECTION_FILE, score_key
+from trainers.finetune.selection import score_key
+from trainers.finetune.selection_config import SELECTION_FILE
 from trainers.policy_io import load_policy
 from trainers.real.model import build_real_model
 from trainers.reference import load_references

@@ -233,7 +233,7 @@ def finetune(
 ) -> None:
     """ASAP stage 3: continue training a policy in the simulator with a frozen Δa added to its actions."""
     from trainers.finetune.finetune import finetune_policy
-    from trainers.finetune.selection import SelectionConfig
+    from trainers.finetune.selection_config import SelectionConfig
     from trainers.ppo.trust_region import AnchorTrustRegion
 
     check_engine(engine, warp_device)

@@ -9,17 +9,15 @@ import pytest
 import torch
 from conftest import asap_reference
 
-from trainers.checkpoints import DEPLOYED
 from trainers.config import TrackingEnvConfig
 from trainers.finetune.finetune import finetune_policy
-from trainers.finetune.selection import (
+from trainers.finetune.selection import candidates, matched_episode_config, score_key
+from trainers.finetune.selection_config import (
+    DEPLOYED,
     MIN_START_NOISE_RAD,
     NO_SELECTION,
     SELECTION_FILE,
     SelectionConfig,
-    candidates,
-    matched_episode_config,
-    score_key,
 )
 from trainers.policy_io import find_checkpoint, load_policy
 from trainers.train import train_track

@@ -14,9 +14,6 @@ from pathlib import Path
 import torch
 
 from retarget.asap_pkl import atomic_write
-from trainers.finetune.selection_config import DEPLOYED
-
-__all__ = ["DEPLOYED", "NUMBERED", "TRAIN_LOCK", "checkpoint_iteration", "newest_checkpoint", "trim_run_logs"]
 
 NUMBERED = re.compile(r"model_(\d+)\.pt")
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import torch
 
-from trainers.checkpoints import DEPLOYED, newest_checkpoint
+from trainers.checkpoints import newest_checkpoint
 from trainers.config import TrackingEnvConfig, env_config_from_jsonable
+from trainers.finetune.selection_config import DEPLOYED
 from trainers.policy_errors import PolicyFileError
 from trainers.ppo.actor_critic import ActorCritic
 from trainers.ppo.config import PPOConfig, ppo_config_from_jsonable

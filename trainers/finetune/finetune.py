@@ -167,17 +167,13 @@ def finetune_policy(
 
         def make_env(refs, n: int, cfg, env_seed: int) -> TrackingEnv:
             """The fine-tuning's simulator (a fresh Δa per env, so each selection candidate sees the same draws)."""
-            if delta is not None and sim == "delta":
+            if delta_action is not None and delta is not None:
                 return DeltaActionEnv(refs, n, cfg, seed=env_seed, model=nominal, delta=load_delta_action(delta, seed))
             if dynamics is not None:
                 return DeltaDynamicsEnv(refs, n, cfg, seed=env_seed, model=nominal, dynamics=dynamics)
             return TrackingEnv(refs, n, cfg, seed=env_seed, model=model)
 
-        env = (
-            DeltaActionEnv(refs, n, env_cfg, seed=seed, model=nominal, delta=delta_action)
-            if delta_action is not None
-            else make_env(refs, n, env_cfg, seed)
-        )
+        env = make_env(refs, n, env_cfg, seed)
         delta_path = Path(str(delta)) if delta is not None and Path(str(delta)).is_file() else None
         record = {
             "base_checkpoint": str(ckpt.resolve()),

@@ -44,12 +44,12 @@ class LoopConfig:
     num_threads: int = DEFAULT_NUM_THREADS
     """MuJoCo threads."""
     trust_region_kl: float | None = None
+    """ASAP-TR: bound of the fine-tuned actor's mean KL from the pre-trained one [nats] (None: plain PPO)."""
     select_every: int = DEFAULT_SELECTION.every
     """Deploy the best of the pre-trained checkpoint and every N-th fine-tuning iteration, judged in the Δa
     simulator (:mod:`trainers.finetune.selection`); 0: the last checkpoint."""
     select_episodes: int = DEFAULT_SELECTION.episodes
     """Matched episodes each candidate runs in the Δa simulator."""
-    """ASAP-TR: bound of the fine-tuned actor's mean KL from the pre-trained one [nats] (None: plain PPO)."""
     engine: str = DEFAULT_ENGINE
     """What steps the physics of both training stages (``SimConfig.engine``); collection and evaluation run in
     the "real" profile on the C engine (or PyBullet) whatever this says. Like the threads, not part of a stage's

@@ -25,38 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from retarget.asap_pkl import atomic_write
-from trainers.checkpoints import DEPLOYED, NUMBERED, checkpoint_iteration
+from trainers.checkpoints import NUMBERED, checkpoint_iteration
 from trainers.config import TrackingEnvConfig
 from trainers.env import TrackingEnv
 from trainers.evaluate import eval_env_config, rollout_episodes, summarize_episodes
-from trainers.finetune.selection_config import (
-    DEFAULT_SELECT_EPISODES,
-    DEFAULT_SELECT_EVERY,
-    DEFAULT_SELECTION,
-    MIN_START_NOISE_RAD,
-    NO_SELECTION,
-    SELECTION_FILE,
-    SELECTION_SEED,
-    SelectionConfig,
-)
+from trainers.finetune.selection_config import DEPLOYED, MIN_START_NOISE_RAD, SELECTION_FILE, SelectionConfig
 from trainers.reference import MotionReference
-
-__all__ = [
-    "DEFAULT_SELECTION",
-    "DEFAULT_SELECT_EPISODES",
-    "DEFAULT_SELECT_EVERY",
-    "MIN_START_NOISE_RAD",
-    "NO_SELECTION",
-    "SELECTION_FILE",
-    "SELECTION_SEED",
-    "SelectionConfig",
-    "candidates",
-    "forget_selection",
-    "matched_episode_config",
-    "read_selection",
-    "score_key",
-    "select_checkpoint",
-]
 
 
 def matched_episode_config(cfg: TrackingEnvConfig, episodes: int) -> TrackingEnvConfig:
