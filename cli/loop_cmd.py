@@ -67,6 +67,14 @@ _DEFAULT = LoopConfig()
 @click.option(
     "--epochs", type=click.IntRange(min=1), default=_DEFAULT.delta_epochs, show_default=True, help="Δa MLP Adam steps."
 )
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=_DEFAULT.rounds,
+    show_default=True,
+    help="ASAP rounds: each after the first rolls the last fine-tuned policy out in the real profile, refits Δa on "
+    "every round's rollouts and fine-tunes that policy again (RUN/roundK/).",
+)
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=_DEFAULT.eval_episodes, show_default=True)
 @seed_option(_DEFAULT.seed)
 @threads_option(_DEFAULT.num_threads)
@@ -85,6 +93,7 @@ def loop(
     joints: str,
     model_kind: str,
     epochs: int,
+    rounds: int,
     eval_episodes: int,
     seed: int,
     threads: int,
@@ -108,6 +117,7 @@ def loop(
         delta_joints=joints,
         delta_model=model_kind,
         delta_epochs=epochs,
+        rounds=rounds,
         eval_episodes=eval_episodes,
         seed=seed,
         num_threads=threads,

@@ -156,3 +156,34 @@ def test_loop_with_selection_evaluates_the_checkpoint_it_deployed(tmp_path):
     metrics = json.loads((run / "evaluation.json").read_text())["metrics"]
     if record["chosen_iteration"] == 1:  # the pre-trained checkpoint deployed: the same policy on the same episodes
         assert metrics["ASAP"] == metrics["Vanilla"]
+
+
+def test_loop_second_round_collects_with_the_fine_tuned_policy_and_refits_on_both_rounds(tmp_path):
+    lib, run = asap_reference(CLIP), tmp_path / "run"
+    args = ["loop", "--motion", str(lib), "--clip", KEY, "--real", "soft_ankles_delay", "-o", str(run)]
+    args += ["--pretrain-iterations", "1", "--finetune-iterations", "1", "--num-envs", "4", "--episodes", "1"]
+    args += ["--epochs", "20"]
+    cli = CliRunner()
+    out = cli.invoke(main, [*args, "--rounds", "2"])
+    assert out.exit_code == 0, out.output
+    assert out.output.count("done in") == 8 and "[8/8] evaluate" in out.output
+    prov = json.loads((run / "provenance.json").read_text())["stages"]
+    assert list(prov) == [*list(ARTEFACTS)[:-1], "collect_r2", "fit_delta_r2", "finetune_r2", "evaluate"]
+    r1, r2 = run / "finetune" / "model_last.pt", run / "round2" / "finetune" / "model_last.pt"
+    # Round 2 rolls round 1's fine-tuned policy out, fits on both rounds' rollouts and fine-tunes that policy again.
+    assert prov["collect_r2"]["inputs"]["policy"]["sha256"] == file_sha256(r1)
+    fitted_on = [c["sha256"] for c in prov["fit_delta_r2"]["inputs"]["collections"]]
+    assert fitted_on == [file_sha256(run / "collect.pkl"), file_sha256(run / "round2" / "collect.pkl")]
+    assert prov["fit_delta_r2"]["trajectories"] == 2 and prov["fit_delta"]["trajectories"] == 1
+    ft = prov["finetune_r2"]["inputs"]
+    assert (ft["policy"]["sha256"], ft["delta"]["sha256"]) == (file_sha256(r1), file_sha256(run / "round2" / "delta.pt"))
+    assert prov["finetune"]["policy_iteration"] == 2 and prov["finetune_r2"]["policy_iteration"] == 3
+    assert prov["evaluate"]["inputs"]["finetuned"]["sha256"] == file_sha256(r2)
+    assert file_sha256(run / "delta.pt") != file_sha256(run / "round2" / "delta.pt")
+
+    # One round again: round 1 is complete (skipped), only the evaluation changes (round 1's policy).
+    out = cli.invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert out.output.count("skipped") == 4 and "[5/5] evaluate  done" in out.output
+    ev = json.loads((run / "provenance.json").read_text())["stages"]["evaluate"]["inputs"]
+    assert ev["finetuned"]["sha256"] == file_sha256(r1)

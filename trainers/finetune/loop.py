@@ -4,11 +4,14 @@ RUN/pretrain/      stage 1: tracking policy in the nominal simulator       (mode
 RUN/collect.pkl    stage 2a: rollouts of that policy in the "real" profile
 RUN/delta.pt       stage 2b: the learned Δa fitted to them
 RUN/finetune/      stage 3: the policy fine-tuned with the frozen Δa       (model_last.pt)
+RUN/roundK/        with ``LoopConfig.rounds`` ≥ 2, round K ≥ 2 of stages 2-3: collect.pkl (rollouts of round K − 1's
+                   fine-tuned policy), delta.pt (Δa refitted on every round's rollouts), finetune/ (round K − 1's
+                   policy fine-tuned again against it)
 RUN/evaluation.json  Vanilla vs fine-tuned, each alone in the "real" profile (paper metrics)
 RUN/provenance.json  per stage: artefact, inputs and sha256 hashes (:mod:`trainers.finetune.provenance`)
 
-Each stage is skipped when provenance says it is complete for the same inputs; a training stage
-interrupted mid-way resumes from its folder's checkpoint up to the same iteration budget.
+The evaluation is of the last round's policy. Each stage is skipped when provenance says it is complete for the
+same inputs; a training stage interrupted mid-way resumes from its folder's checkpoint up to the same iteration budget.
 """
 
 from __future__ import annotations
@@ -28,7 +31,35 @@ from trainers.finetune.loop_config import LoopConfig
 from trainers.finetune.provenance import Provenance, file_ref
 from trainers.finetune.selection_config import DEPLOYED, SelectionConfig
 
-STAGES = ("pretrain", "collect", "fit_delta", "finetune", "evaluate")
+ROUND_STAGES = ("collect", "fit_delta", "finetune")
+
+
+def stage_names(rounds: int) -> list[str]:
+    """The loop's stages in order: round 1's keep the names they had before rounds existed (a finished run of one
+    round stays finished), round K ≥ 2's carry ``_rK``."""
+    per_round = [name if k == 1 else f"{name}_r{k}" for k in range(1, rounds + 1) for name in ROUND_STAGES]
+    return ["pretrain", *per_round, "evaluate"]
+
+
+def round_folder(run: Path, k: int) -> Path:
+    """Where round ``k``'s collection, Δa and fine-tuning live: the run folder itself for round 1."""
+    return run if k == 1 else run / f"round{k}"
+
+
+StageRunner = Callable[[str, Path, dict, Callable[[], "dict | None"]], None]
+
+
+@dataclasses.dataclass(frozen=True)
+class _LoopRun:
+    """What every round's stages read: the run's inputs, settings and the stage runner (skip or run + record)."""
+
+    motion: str | Path
+    clip: str
+    profile: str
+    run: Path
+    cfg: LoopConfig
+    selection: SelectionConfig
+    stage: StageRunner
 
 
 def _policy_iteration(ckpt: Path) -> int:
@@ -59,8 +90,10 @@ def run_loop(
     sim = dataclasses.replace(env_cfg.sim, num_threads=cfg.num_threads, engine=cfg.engine, warp_device=cfg.warp_device)
     env_cfg = dataclasses.replace(env_cfg, sim=sim)
 
-    def stage(k: int, name: str, artefact: Path, inputs: dict, work: Callable[[], dict | None]) -> None:
-        head = f"[{k}/{len(STAGES)}] {name:<9}"
+    stages = stage_names(cfg.rounds)
+
+    def stage(name: str, artefact: Path, inputs: dict, work: Callable[[], dict | None]) -> None:
+        head = f"[{stages.index(name) + 1}/{len(stages)}] {name:<9}"
         if prov.is_complete(name, inputs):
             echo(
                 f"{head} skipped: {artefact.relative_to(run)} is complete "
@@ -103,15 +136,63 @@ def run_loop(
             )
         return {"policy_iteration": _policy_iteration(pre_ckpt)}
 
-    stage(1, "pretrain", pre_ckpt, pre_inputs, pretrain)
+    stage("pretrain", pre_ckpt, pre_inputs, pretrain)
 
-    # 2a. roll the pre-trained policy out in the "real" profile.
-    col = run / "collect.pkl"
-    col_inputs = {
-        "policy": file_ref(pre_ckpt),
+    selection = SelectionConfig(every=cfg.select_every, episodes=cfg.select_episodes)
+    loop_run = _LoopRun(motion, clip, profile, run, cfg, selection, stage)
+    policy_dir, policy_ckpt = pre_dir, pre_ckpt
+    for k in range(1, cfg.rounds + 1):
+        policy_dir, policy_ckpt = _asap_round(loop_run, k, policy_dir, policy_ckpt)
+
+    # Evaluation: each policy alone (no Δa) in the "real" profile.
+    ev = run / "evaluation.json"
+    ev_inputs = {
+        "vanilla": file_ref(pre_ckpt),
+        "finetuned": file_ref(policy_ckpt),
         "motion": motion_ref,
         "motion_ids": [clip],
         "simulator": f"real:{profile}",
+        "episodes": cfg.eval_episodes,
+        "seed": cfg.seed,
+    }
+
+    def evaluate() -> None:
+        from trainers.finetune.real_eval import evaluate_in_profile
+        from trainers.policy_io import load_policy
+        from trainers.real.model import build_real_model
+        from trainers.reference import load_references
+
+        table = {}
+        for label, folder in (("Vanilla", pre_dir), ("ASAP", policy_dir)):
+            loaded = load_policy(folder)
+            refs = load_references(motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), clip)
+            overall, _ = evaluate_in_profile(
+                loaded.policy.act_inference, refs, profile, loaded.env_cfg, cfg.eval_episodes, cfg.seed
+            )
+            table[label] = dataclasses.asdict(overall)
+        payload = {"profile": profile, "clip": clip, "metrics": table}
+        atomic_write(ev, lambda tmp: tmp.write_text(json.dumps(payload, indent=2)))
+
+    stage("evaluate", ev, ev_inputs, evaluate)
+    return json.loads(ev.read_text())
+
+
+def _asap_round(loop: _LoopRun, k: int, policy_dir: Path, policy_ckpt: Path) -> tuple[Path, Path]:
+    """Round ``k`` of stages 2-3: roll ``policy_dir``'s policy (checkpoint ``policy_ckpt``) out in the "real"
+    profile, fit Δa on the rollouts of rounds 1 … k, fine-tune that policy against it. Returns the fine-tuned
+    policy's folder and the checkpoint it deploys (the next round's, or the evaluation's, policy)."""
+    cfg, run, selection = loop.cfg, loop.run, loop.selection
+    here = round_folder(run, k)
+    motion_ref = file_ref(loop.motion)
+    suffix = "" if k == 1 else f"_r{k}"
+
+    # 2a. roll the policy out in the "real" profile.
+    col = here / "collect.pkl"
+    col_inputs = {
+        "policy": file_ref(policy_ckpt),
+        "motion": motion_ref,
+        "motion_ids": [loop.clip],
+        "simulator": f"real:{loop.profile}",
         "episodes": cfg.collect_episodes,
         "seed": cfg.seed,
     }
@@ -123,20 +204,25 @@ def run_loop(
         from trainers.real.model import build_real_model
         from trainers.reference import load_references
 
-        loaded = load_policy(pre_dir)
-        refs = load_references(motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), clip)
-        trajs = collect_rollouts(
-            loaded.policy.act_inference, refs, profile, loaded.env_cfg, cfg.collect_episodes, cfg.seed
+        loaded = load_policy(policy_dir)
+        refs = load_references(
+            loop.motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), loop.clip
         )
+        trajs = collect_rollouts(
+            loaded.policy.act_inference, refs, loop.profile, loaded.env_cfg, cfg.collect_episodes, cfg.seed
+        )
+        here.mkdir(parents=True, exist_ok=True)
         write_collection(col, trajs, load_robot_spec())
         return {"trajectories": len(trajs), "frames": sum(t.num_frames for t in trajs.values())}
 
-    stage(2, "collect", col, col_inputs, collect)
+    loop.stage(f"collect{suffix}", col, col_inputs, collect)
 
-    # 2b. fit the learned Δa on those rollouts.
-    delta = run / "delta.pt"
+    # 2b. fit the learned Δa on every round's rollouts so far.
+    delta = here / "delta.pt"
+    collections = [round_folder(run, j) / "collect.pkl" for j in range(1, k + 1)]
     delta_inputs = {
-        "collection": file_ref(col),
+        # Round 1 keeps the key it had before rounds existed.
+        **({"collection": file_ref(col)} if k == 1 else {"collections": [file_ref(c) for c in collections]}),
         "joints": cfg.delta_joints,
         "model": cfg.delta_model,
         "epochs": cfg.delta_epochs,
@@ -148,7 +234,7 @@ def run_loop(
         from trainers.delta.collection import read_collection
         from trainers.delta.learned import LearnedDeltaConfig, fit_learned_delta
 
-        trajs = list(read_collection(col).values())
+        trajs = [traj for c in collections for traj in read_collection(c).values()]
         model, stats = fit_learned_delta(
             trajs,
             LearnedDeltaConfig(
@@ -160,19 +246,18 @@ def run_loop(
             ),
         )
         model.save(delta)
-        return {"fit": stats}
+        return {"fit": stats, "trajectories": len(trajs)}
 
-    stage(3, "fit_delta", delta, delta_inputs, fit)
+    loop.stage(f"fit_delta{suffix}", delta, delta_inputs, fit)
 
-    # 3. fine-tune in the nominal simulator + frozen Δa.
-    ft_dir, ft_ckpt = run / "finetune", run / "finetune" / "model_last.pt"
-    selection = SelectionConfig(every=cfg.select_every, episodes=cfg.select_episodes)
-    policy_ref = file_ref(pre_ckpt)
+    # 3. fine-tune the policy in the nominal simulator + the frozen Δa.
+    ft_dir, ft_ckpt = here / "finetune", here / "finetune" / "model_last.pt"
+    policy_ref = file_ref(policy_ckpt)
     ft_inputs = {
         "policy": policy_ref,
         "delta": file_ref(delta),
         "motion": motion_ref,
-        "clip": clip,
+        "clip": loop.clip,
         "simulator": "nominal+delta",
         "iterations": cfg.finetune_iterations,
         # Only when set: a plain loop keeps the inputs (and the finished stages) it had before the option.
@@ -191,8 +276,8 @@ def run_loop(
         trust_region = None if cfg.trust_region_kl is None else AnchorTrustRegion(cfg.trust_region_kl)
         old = ft_dir / "config.json"
         if old.exists():
-            # Resumed only if it is this fine-tuning interrupted: one of an older pre-trained policy, against an
-            # older Δa or with another trust region starts again.
+            # Resumed only if it is this fine-tuning interrupted: one of an older policy, against an older Δa or
+            # with another trust region starts again.
             asked = {
                 "base_sha256": policy_ref["sha256"],
                 "sim": "delta",
@@ -202,12 +287,12 @@ def run_loop(
             if resume_mismatch(json.loads(old.read_text()).get("finetune", {}), asked) is not None:
                 shutil.rmtree(ft_dir)
         res = finetune_policy(
-            pre_dir,
-            motion,
+            policy_dir,
+            loop.motion,
             ft_dir,
             delta=delta,
             sim="delta",
-            clip=clip,
+            clip=loop.clip,
             iterations=cfg.finetune_iterations,
             num_envs=cfg.num_envs,
             seed=cfg.seed,
@@ -219,39 +304,8 @@ def run_loop(
         )
         return {"policy_iteration": _policy_iteration(ft_ckpt), "base_iteration": res.start_iteration}
 
-    stage(4, "finetune", ft_ckpt, ft_inputs, finetune)
-
-    # Evaluation: each policy alone (no Δa) in the "real" profile.
-    ev = run / "evaluation.json"
-    ev_inputs = {
-        "vanilla": file_ref(pre_ckpt),
-        "finetuned": file_ref(ft_dir / DEPLOYED if selection.enabled else ft_ckpt),
-        "motion": motion_ref,
-        "motion_ids": [clip],
-        "simulator": f"real:{profile}",
-        "episodes": cfg.eval_episodes,
-        "seed": cfg.seed,
-    }
-
-    def evaluate() -> None:
-        from trainers.finetune.real_eval import evaluate_in_profile
-        from trainers.policy_io import load_policy
-        from trainers.real.model import build_real_model
-        from trainers.reference import load_references
-
-        table = {}
-        for label, folder in (("Vanilla", pre_dir), ("ASAP", ft_dir)):
-            loaded = load_policy(folder)
-            refs = load_references(motion, build_real_model("nominal", loaded.env_cfg.sim), load_robot_spec(), clip)
-            overall, _ = evaluate_in_profile(
-                loaded.policy.act_inference, refs, profile, loaded.env_cfg, cfg.eval_episodes, cfg.seed
-            )
-            table[label] = dataclasses.asdict(overall)
-        payload = {"profile": profile, "clip": clip, "metrics": table}
-        atomic_write(ev, lambda tmp: tmp.write_text(json.dumps(payload, indent=2)))
-
-    stage(5, "evaluate", ev, ev_inputs, evaluate)
-    return json.loads(ev.read_text())
+    loop.stage(f"finetune{suffix}", ft_ckpt, ft_inputs, finetune)
+    return ft_dir, (ft_dir / DEPLOYED if selection.enabled else ft_ckpt)
 
 
 def format_evaluation(evaluation: dict) -> str:

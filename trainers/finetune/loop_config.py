@@ -14,6 +14,9 @@ from trainers.delta.defaults import (
 )
 from trainers.finetune.selection_config import DEFAULT_SELECTION
 
+DEFAULT_ROUNDS = 1
+"""ASAP rounds of ``loop`` (docs/table4.md, "A second ASAP round …")."""
+
 
 @dataclass(frozen=True)
 class LoopConfig:
@@ -37,6 +40,9 @@ class LoopConfig:
     :data:`trainers.delta.defaults.MODEL_KINDS`."""
     delta_epochs: int = DEFAULT_MLP_EPOCHS
     """Adam steps of the Δa MLP regression (mlp only)."""
+    rounds: int = DEFAULT_ROUNDS
+    """Rounds of stages 2-3: each after the first rolls the previous round's fine-tuned policy out in the "real"
+    profile, refits Δa on every round's rollouts and fine-tunes that policy again for ``finetune_iterations``."""
     eval_episodes: int = 1
     """Evaluation episodes per clip (deterministic: phase-0 starts, no randomization)."""
     seed: int = 0
