@@ -57,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from table4_stats import (
     DEFAULT_REPLICATES,
+    OPTIONAL_METHODS,
     ORDER,
     ROUND_METHODS,
     SHARE_METRICS,
@@ -84,6 +85,7 @@ from trainers.delta.defaults import (
     JOINT_SET_NAMES,
 )
 from trainers.delta.dynamics import DeltaDynamics, fit_delta_dynamics
+from trainers.delta.ensemble import DEFAULT_ENSEMBLE_MEMBERS, fit_delta_ensemble
 from trainers.delta.learned import MODEL_KINDS, LearnedDelta, LearnedDeltaConfig, fit_on_labels, transition_labels
 from trainers.delta.one_step import predict_next, previous_targets, recorded_next, transitions
 from trainers.delta.sysid import identify
@@ -106,17 +108,26 @@ from trainers.real.model import build_real_model
 from trainers.real.profiles import UnknownProfileError, get_profile, save_profile
 from trainers.reference import load_references
 
-DEFAULT_METHODS = tuple(m for m in ORDER[1:] if m != "ASAP-TR")
-"""Methods the bench runs unless told (the trust-region variant of ASAP is an option)."""
+DEFAULT_METHODS = tuple(m for m in ORDER[1:] if m not in OPTIONAL_METHODS)
+"""Methods the bench runs unless told (the trust-region and ensemble variants of ASAP are options)."""
 METRICS = ("success_rate", "eg_mpjpe_mm", "empjpe_mm", "eacc_mm_per_frame2", "evel_mm_per_frame", "completion")
-CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt")
+ENSEMBLE_FILE = "delta_ensemble.pt"
+CORRECTION_FILES = ("delta.pt", "sysid.json", "dynamics.pt", ENSEMBLE_FILE)
 FITTING_SEED = 1
 """Seed of the fitting rollouts' start phases (the evaluation episodes use 100, the held-out rollouts 2)."""
 
 
-def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model: str, fit: set[str]) -> dict:
-    """Fit Δa (always: ASAP, and the noise level matching its RMS), and of SysID ("sysid"), Δs ("dynamics") and
-    the other Δa model kinds ("kinds") those ``fit`` names, all on the same rollouts."""
+def fit_corrections(
+    out: Path,
+    trajs: list[Trajectory],
+    joints: str,
+    delta_model: str,
+    fit: set[str],
+    ensemble_members: int = DEFAULT_ENSEMBLE_MEMBERS,
+) -> dict:
+    """Fit Δa (always: ASAP, and the noise level matching its RMS), and of SysID ("sysid"), Δs ("dynamics"), the
+    other Δa model kinds ("kinds") and the bootstrap Δa ensemble ("ensemble") those ``fit`` names, all on the same
+    rollouts."""
     t = time.perf_counter()
     cfg = LearnedDeltaConfig(joints=joints, previous_target=True, model=delta_model)
     x, y = transition_labels(trajs, cfg)
@@ -128,6 +139,11 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
         if kind == delta_model:
             delta, dstats = fitted, stats
     delta.save(out / "delta.pt")
+    ensemble = {}
+    if "ensemble" in fit:
+        fitted_ensemble, estats = fit_delta_ensemble(trajs, cfg, ensemble_members, labels=(x, y))
+        fitted_ensemble.save(out / ENSEMBLE_FILE)
+        ensemble = {"ensemble": estats}
     # Δa in action units on the fitting transitions (every frame but each rollout's last).
     da = (
         np.concatenate(
@@ -142,6 +158,7 @@ def fit_corrections(out: Path, trajs: list[Trajectory], joints: str, delta_model
         "delta": dstats,
         "delta_rms_action": float(np.sqrt((da**2).mean())),
         "delta_s": round(time.perf_counter() - t, 1),
+        **ensemble,
     }
     if "sysid" in fit:
         fits |= fit_sysid(out, trajs)
@@ -170,7 +187,11 @@ def corrections_needed(methods: set[str], heldout: bool) -> set[str]:
     held-out one-step comparison."""
     if heldout:
         return {"sysid", "dynamics", "kinds"}
-    return {"sysid"} & {m.lower() for m in methods} | ({"dynamics"} if "DeltaDynamics" in methods else set())
+    return (
+        {"sysid"} & {m.lower() for m in methods}
+        | ({"dynamics"} if "DeltaDynamics" in methods else set())
+        | ({"ensemble"} if "ASAP-E" in methods else set())
+    )
 
 
 def reuse_corrections(source: Path, real: str, out: Path) -> dict:
@@ -224,6 +245,7 @@ def plans(out: Path, real: str, noise_std: float) -> dict[str, tuple[str, str | 
         "DeltaDynamics": ("dynamics", str(out / "dynamics.pt"), None),
         "ASAP": ("delta", str(out / "delta.pt"), None),
         "ASAP-TR": ("delta", str(out / "delta.pt"), None),
+        "ASAP-E": ("delta", str(out / ENSEMBLE_FILE), None),
         "Oracle": ("real", None, real),
     }
 
@@ -492,7 +514,14 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
         )
         fit = corrections_needed(set(args.methods.split(",")), bool(args.heldout_clip))
         pooled = pooled_rollouts([Path(p) for p in args.pool_rollouts], real)
-        fits = fit_corrections(out, [*trajs.values(), *pooled.values()], args.delta_joints, args.delta_model, fit)
+        fits = fit_corrections(
+            out,
+            [*trajs.values(), *pooled.values()],
+            args.delta_joints,
+            args.delta_model,
+            fit,
+            args.ensemble_members,
+        )
         fits["fitting_frames"] = frames
         if pooled:
             fits["pooled_from"] = list(args.pool_rollouts)
@@ -506,6 +535,13 @@ def first_round(args, real: str, out: Path, pre: Path, vanilla, refs, nominal) -
             f"[{real}] fits: Δa ({args.delta_model}, {args.delta_joints}) {fits['delta_s']} s, RMS "
             f"{fits['delta_rms_action']:.3f} action units"
             + (f"; SysID {fits['sysid_s']} s → {fits['sysid']}" if "sysid" in fits else "")
+            + (
+                f"; ensemble of {fits['ensemble']['members']}, members' disagreement "
+                f"{fits['ensemble']['disagreement_rms_rad']:.4f} rad RMS "
+                f"(labels {fits['ensemble']['label_rms_rad']:.4f})"
+                if "ensemble" in fits
+                else ""
+            )
             + (
                 f"; Δs {fits['dynamics_s']} s, explained variance {fits['dynamics']['explained_variance']:.2f}"
                 if "dynamics" in fits
@@ -885,6 +921,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="ASAP-TR: largest mean KL(pre-trained ‖ fine-tuned) of the actor on each update's observations [nats]",
     )
     ap.add_argument(
+        "--ensemble-members",
+        type=int,
+        default=DEFAULT_ENSEMBLE_MEMBERS,
+        help="ASAP-E: Δa fits, each on a bootstrap resample of the fitting rollouts; environment i of a fine-tuning "
+        "steps with fit i mod K",
+    )
+    ap.add_argument(
         "--select-every",
         type=int,
         default=DEFAULT_SELECTION.every,
@@ -914,6 +957,8 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit("--pool-rollouts fits on more rollouts, --corrections-from fits nothing: give one of them")
     if not args.trust_region_kl > 0.0:
         raise SystemExit(f"--trust-region-kl {args.trust_region_kl}: give a bound > 0 [nats]")
+    if args.ensemble_members < 1:
+        raise SystemExit(f"--ensemble-members {args.ensemble_members}: an ensemble needs at least one member")
     if args.asap_rounds < 1:
         raise SystemExit(f"--asap-rounds {args.asap_rounds}: give 1 (ASAP once) or more")
     if args.asap_rounds > 1 and "ASAP" not in args.methods.split(","):

@@ -193,10 +193,19 @@ def format_share(g: GapShare) -> str:
     return f"{100 * g.share:.0f} % [{100 * g.low:.0f}, {100 * g.high:.0f}]"
 
 
-ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "ASAP-TR", "Oracle")
-"""Table IV's methods in row order ("ASAP-TR": ASAP fine-tuned within a KL trust region of the pre-trained policy,
-an option; not in the bench's default methods)."""
-COMPARED = (("ASAP", "SysID"), ("ASAP", "Continued"), ("ASAP-TR", "ASAP"), ("ASAP-TR", "SysID"))
+ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "ASAP-TR", "ASAP-E", "Oracle")
+"""Table IV's methods in row order ("ASAP-TR": ASAP fine-tuned within a KL trust region of the pre-trained policy;
+"ASAP-E": ASAP fine-tuned against an ensemble of bootstrap Δa fits, :mod:`trainers.delta.ensemble`; options, not in
+the bench's default methods)."""
+OPTIONAL_METHODS = ("ASAP-TR", "ASAP-E")
+COMPARED = (
+    ("ASAP", "SysID"),
+    ("ASAP", "Continued"),
+    ("ASAP-TR", "ASAP"),
+    ("ASAP-TR", "SysID"),
+    ("ASAP-E", "ASAP"),
+    ("ASAP-E", "SysID"),
+)
 """Pairs whose difference of gap shares gets its own paired interval (the paper's question: does Δa beat SysID)."""
 ROUND_METHODS = ("SysID", "ASAP")
 """Methods whose correction is fitted on "real" rollouts, so a later round can collect with their fine-tuned policy,

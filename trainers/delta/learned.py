@@ -220,8 +220,9 @@ class LearnedDelta:
 
         return delta
 
-    def save(self, path: str | Path) -> Path:
-        payload = {
+    def to_payload(self) -> dict:
+        """What :meth:`save` writes (tensors and plain values: ``torch.load(weights_only=True)`` reads it)."""
+        return {
             "model": self.model.state_dict(),
             "joint_ids": torch.as_tensor(self.joint_ids),
             "mean": torch.as_tensor(self.mean),
@@ -231,28 +232,34 @@ class LearnedDelta:
             "previous_target": self.cfg.previous_target,
             "kind": self.cfg.model,
         }
-        return save_torch(path, payload)
+
+    def save(self, path: str | Path) -> Path:
+        return save_torch(path, self.to_payload())
+
+    @staticmethod
+    def from_payload(p: dict) -> LearnedDelta:
+        """The model of a :meth:`to_payload` dictionary (raises on anything else)."""
+        cfg = LearnedDeltaConfig(
+            joints=p["joints"],
+            hidden=tuple(p["hidden"]),
+            model=p.get("kind", LEGACY_FILE_MODEL),
+            previous_target=bool(p.get("previous_target", LEGACY_FILE_PREVIOUS_TARGET)),
+        )
+        _check_model_kind(cfg.model)
+        model: torch.nn.Module
+        if cfg.model in PER_JOINT_KINDS:
+            model = PerJointLinear(p["model"]["columns"].numpy())
+        else:
+            model = DeltaMLP(len(p["mean"]), len(p["joint_ids"]), cfg.hidden)
+        model.load_state_dict(p["model"])
+        return LearnedDelta(model.eval(), p["joint_ids"].numpy(), p["mean"].numpy(), p["std"].numpy(), cfg)
 
     @staticmethod
     def load(path: str | Path) -> LearnedDelta:
         try:
-            p = torch.load(path, weights_only=True)
-            cfg = LearnedDeltaConfig(
-                joints=p["joints"],
-                hidden=tuple(p["hidden"]),
-                model=p.get("kind", LEGACY_FILE_MODEL),
-                previous_target=bool(p.get("previous_target", LEGACY_FILE_PREVIOUS_TARGET)),
-            )
-            _check_model_kind(cfg.model)
-            model: torch.nn.Module
-            if cfg.model in PER_JOINT_KINDS:
-                model = PerJointLinear(p["model"]["columns"].numpy())
-            else:
-                model = DeltaMLP(len(p["mean"]), len(p["joint_ids"]), cfg.hidden)
-            model.load_state_dict(p["model"])
+            return LearnedDelta.from_payload(torch.load(path, weights_only=True))
         except Exception as exc:
             raise DeltaModelError(f"{path}: not a delta model file ({exc})") from exc
-        return LearnedDelta(model.eval(), p["joint_ids"].numpy(), p["mean"].numpy(), p["std"].numpy(), cfg)
 
 
 def _one_step_residual(robot: PdRobot, traj: Trajectory, t: int, ids: np.ndarray, delta: np.ndarray) -> np.ndarray:

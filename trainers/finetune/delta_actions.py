@@ -5,7 +5,8 @@ maps the batched environment state (read from a :class:`~trainers.env.TrackingEn
 PD target q*(a) to Δa (N, D). They hold no trainable state: the learned MLP is frozen
 (``requires_grad_(False)``, evaluated under ``torch.no_grad``), so no policy gradient can reach it.
 
-``--delta`` specs: a learned model file ``DELTA.pt`` (:mod:`trainers.delta.learned`),
+``--delta`` specs: a learned model file ``DELTA.pt`` (:mod:`trainers.delta.learned`, or an ensemble of such fits:
+:mod:`trainers.delta.ensemble`),
 ``analytic:PROFILE`` (the closed-form soft-joint Δa of a "real" profile), ``noise:STD`` (Gaussian
 action noise of that standard deviation, action units: the paper's ActionNoise ablation) or
 ``constant:VALUE`` (every joint, action units — for checks). STD and VALUE must be finite and within
@@ -23,6 +24,7 @@ from retarget.errors import AsapRetargetError
 from robots.registry import load_robot_spec
 from trainers.config import SimConfig
 from trainers.delta.analytic import stiffness_ratios
+from trainers.delta.ensemble import DeltaEnsemble, load_delta_file
 from trainers.delta.learned import LearnedDelta
 from trainers.real.profiles import get_profile
 
@@ -90,15 +92,20 @@ class AnalyticDeltaAction:
 
 
 class LearnedDeltaAction:
-    """The learned MLP π^Δ, frozen: δ [rad] on its joints, returned in action units (δ / s)."""
+    """The learned π^Δ (one fit, or an ensemble whose member ``i mod K`` acts on environment ``i``), frozen:
+    δ [rad] on its joints, returned in action units (δ / s)."""
 
-    def __init__(self, learned: LearnedDelta, name: str = "learned"):
+    def __init__(self, learned: LearnedDelta | DeltaEnsemble, name: str = "learned"):
         self.learned = learned
-        learned.model.eval().requires_grad_(False)
+        for member in learned.members if isinstance(learned, DeltaEnsemble) else [learned]:
+            member.model.eval().requires_grad_(False)
+        self.reads_previous_target = (
+            learned.reads_previous_target if isinstance(learned, DeltaEnsemble) else learned.cfg.previous_target
+        )
         self.name = name
 
     def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):
-        if self.learned.cfg.previous_target and previous_target is None:
+        if self.reads_previous_target and previous_target is None:
             raise DeltaSpecError(f"{self.name} reads the previous PD target, which the caller did not pass")
         return self.learned.delta_targets(target, q, qd, root_quat_w, base_ang_vel_b, previous_target) / action_scale
 
@@ -118,7 +125,7 @@ def load_delta_action(spec: str | Path, seed: int = 0) -> DeltaAction:
     path = Path(text)
     if not path.is_file():
         raise DeltaSpecError(f"{path}: no such delta model file (or use analytic:PROFILE / noise:STD / constant:VALUE)")
-    return LearnedDeltaAction(LearnedDelta.load(path), name=f"learned:{path.name}")
+    return LearnedDeltaAction(load_delta_file(path), name=f"learned:{path.name}")
 
 
 def _spec_number(text: str, what: str, minimum: float) -> float:
