@@ -41,21 +41,31 @@ SHARED = ("Vanilla", "Oracle")
 """Rows both runs must hold identically (the pairing)."""
 
 
-def paired_clip(a: dict, b: dict, method: str, names: tuple[str, str], key: str, where: str) -> Clip:
-    """Samples of Vanilla, the Oracle and ``method`` of each run under its label."""
+def paired_clip(a: dict, b: dict, methods: tuple[str, str], names: tuple[str, str], key: str, where: str) -> Clip:
+    """Samples of Vanilla, the Oracle and each run's method (``methods``: the first run's, the second's) under its
+    label."""
     for shared in SHARED:
         ra, rb = a["results"].get(shared), b["results"].get(shared)
         if ra is None or rb is None:
             raise ReportError(f"{where}: {shared} missing from one of the runs")
         if [r["episodes"] for r in ra] != [r["episodes"] for r in rb]:
             raise ReportError(f"{where}: {shared}'s episodes differ between the runs; they are not paired")
-    for summary, name in ((a, names[0]), (b, names[1])):
+    check_methods(a, b, methods, names, where)
+    clip = {s: episode_samples(a["results"][s], key) for s in SHARED}
+    clip[names[0]] = episode_samples(a["results"][methods[0]], key)
+    clip[names[1]] = episode_samples(b["results"][methods[1]], key)
+    return clip
+
+
+def check_methods(a: dict, b: dict, methods: tuple[str, str], names: tuple[str, str], where: str) -> None:
+    """Each run holds the method it is compared by."""
+    for summary, method, name in zip((a, b), methods, names):
         if method not in summary["results"]:
             raise ReportError(f"{where}: {method} missing from the {name} run")
-    clip = {s: episode_samples(a["results"][s], key) for s in SHARED}
-    clip[names[0]] = episode_samples(a["results"][method], key)
-    clip[names[1]] = episode_samples(b["results"][method], key)
-    return clip
+
+
+def methods_title(methods: tuple[str, str]) -> str:
+    return methods[0] if methods[0] == methods[1] else f"{methods[0]} / {methods[1]}"
 
 
 def table_head(real: str, names: tuple[str, str], suffix: str) -> list[str]:
@@ -72,9 +82,11 @@ def paired_tables(a_paths: list[Path], b_paths: list[Path]) -> tuple[list[dict],
     return a_tables, b_tables, [r for r in a_tables[0]["robots"] if all(r in t["robots"] for t in a_tables + b_tables)]
 
 
-def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[str, str], replicates: int) -> str:
+def compare(
+    a_paths: list[Path], b_paths: list[Path], methods: tuple[str, str], names: tuple[str, str], replicates: int
+) -> str:
     a_tables, b_tables, robots = paired_tables(a_paths, b_paths)
-    lines = [f"# {method}: {names[0]} against {names[1]} (same policies, episodes and Oracle)", ""]
+    lines = [f"# {methods_title(methods)}: {names[0]} against {names[1]} (same policies, episodes and Oracle)", ""]
     for real in robots:
         lines += table_head(real, names, " share")
         pairs = [(run_label(ta), ta["robots"][real], tb["robots"][real]) for ta, tb in zip(a_tables, b_tables)]
@@ -83,14 +95,14 @@ def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[
             groups.append((f"**pooled ({len(pairs)} clips)**", [(sa, sb) for _, sa, sb in pairs]))
         for label, members in groups:
             for key in SHARE_METRICS:
-                clips = [paired_clip(sa, sb, method, names, key, f"{label} {real}") for sa, sb in members]
+                clips = [paired_clip(sa, sb, methods, names, key, f"{label} {real}") for sa, sb in members]
                 shares = [format_share(gap_share(clips, n, replicates=replicates)) for n in names]
                 diff = format_share(share_difference(clips, names[0], names[1], replicates=replicates))
                 lines.append(f"| {label} | {SHARE_LABELS[key]} | {shares[0]} | {shares[1]} | {diff} |")
-        lines += ["", f"{method} success per seed (of 8 episodes) and its spread over seeds:"]
+        lines += ["", f"{methods_title(methods)} success per seed (of 8 episodes) and its spread over seeds:"]
         for label, sa, sb in pairs:
             cells = []
-            for name, summary in zip(names, (sa, sb)):
+            for name, summary, method in zip(names, (sa, sb), methods):
                 rates = [r["success_rate"] for r in summary["results"][method]]
                 counts = " ".join(str(round(8 * x)) for x in rates)
                 cells.append(f"{name} {counts} (± {100 * np.std(rates):.0f})")
@@ -102,18 +114,22 @@ def compare(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[
 RAW_FORMATS = {"success_rate": "{:+.0%}", "eg_mpjpe_mm": "{:+.1f} mm", "completion": "{:+.0%}"}
 
 
-def compare_raw(a_paths: list[Path], b_paths: list[Path], method: str, names: tuple[str, str], replicates: int) -> str:
+def compare_raw(
+    a_paths: list[Path], b_paths: list[Path], methods: tuple[str, str], names: tuple[str, str], replicates: int
+) -> str:
     """The method's own figures, two ways, paired over seeds and episodes (:func:`table4_stats.paired_difference`)."""
     a_tables, b_tables, robots = paired_tables(a_paths, b_paths)
-    lines = [f"# {method}: {names[0]} against {names[1]}, its own figures (same policies and episodes)", ""]
+    title = f"# {methods_title(methods)}: {names[0]} against {names[1]}, its own figures (same policies and episodes)"
+    lines = [title, ""]
     for real in robots:
         lines += table_head(real, names, "")
         for ta, tb in zip(a_tables, b_tables):
             label, sa, sb = run_label(ta), ta["robots"][real], tb["robots"][real]
             if [r["episodes"] for r in sa["results"]["Vanilla"]] != [r["episodes"] for r in sb["results"]["Vanilla"]]:
                 raise ReportError(f"{label} {real}: Vanilla's episodes differ between the runs; they are not paired")
+            check_methods(sa, sb, methods, names, f"{label} {real}")
             for key, fmt in RAW_FORMATS.items():
-                xa, xb = (episode_samples(s["results"][method], key) for s in (sa, sb))
+                xa, xb = (episode_samples(s["results"][m], key) for s, m in zip((sa, sb), methods))
                 d, lo, hi = paired_difference(xa, xb, replicates=replicates)
                 plain = fmt.replace("+", "")
                 lines.append(
@@ -130,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--b", nargs="+", type=Path, required=True, help="the second way's, same clips in the same order")
     ap.add_argument("--labels", default="a,b", help="names of the two ways, comma-separated")
     ap.add_argument("--method", default="ASAP")
+    ap.add_argument("--method-b", default=None, help="the second run's method, if not --method (e.g. ASAP-E vs ASAP)")
     ap.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES)
     ap.add_argument("--raw", action="store_true", help="the method's own figures, paired, instead of gap shares")
     ap.add_argument("-o", "--out", type=Path, default=None, help="markdown file to write (else printed only)")
@@ -139,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"--labels {args.labels}: give two different names")
     try:
         run = compare_raw if args.raw else compare
-        text = run(args.a, args.b, args.method, (names[0], names[1]), args.replicates)
+        methods = (args.method, args.method_b or args.method)
+        text = run(args.a, args.b, methods, (names[0], names[1]), args.replicates)
     except ReportError as exc:
         raise SystemExit(str(exc)) from None
     print(text)

@@ -176,7 +176,8 @@ def test_loop_second_round_collects_with_the_fine_tuned_policy_and_refits_on_bot
     assert fitted_on == [file_sha256(run / "collect.pkl"), file_sha256(run / "round2" / "collect.pkl")]
     assert prov["fit_delta_r2"]["trajectories"] == 2 and prov["fit_delta"]["trajectories"] == 1
     ft = prov["finetune_r2"]["inputs"]
-    assert (ft["policy"]["sha256"], ft["delta"]["sha256"]) == (file_sha256(r1), file_sha256(run / "round2" / "delta.pt"))
+    delta_r2 = file_sha256(run / "round2" / "delta.pt")
+    assert (ft["policy"]["sha256"], ft["delta"]["sha256"]) == (file_sha256(r1), delta_r2)
     assert prov["finetune"]["policy_iteration"] == 2 and prov["finetune_r2"]["policy_iteration"] == 3
     assert prov["evaluate"]["inputs"]["finetuned"]["sha256"] == file_sha256(r2)
     assert file_sha256(run / "delta.pt") != file_sha256(run / "round2" / "delta.pt")
