@@ -193,6 +193,22 @@ def format_share(g: GapShare) -> str:
     return f"{100 * g.share:.0f} % [{100 * g.low:.0f}, {100 * g.high:.0f}]"
 
 
+def episode_noise(rows: list[dict]) -> float:
+    """The spread over seeds that the episodes alone would give: the standard error of a seed's success rate
+    from its n episodes, p̂(1 − p̂)/(n − 1) (unbiased for p(1 − p)/n), root mean over the seeds ``rows`` (bench
+    rows with per-episode results). Seeds whose policies were equally good, each scored on n independent episodes,
+    would spread about this much; matched episodes shared by every seed make the real share smaller, not larger."""
+    variances = []
+    for row in rows:
+        wins = np.asarray(row["episodes"]["success_rate"], dtype=float)
+        n = len(wins)
+        if n < 2:
+            raise ValueError("a seed scored on one episode has no episode noise to estimate")
+        p = wins.mean()
+        variances.append(p * (1.0 - p) / (n - 1))
+    return float(np.sqrt(np.mean(variances)))
+
+
 ORDER = ("Vanilla", "Continued", "ActionNoise", "SysID", "DeltaDynamics", "ASAP", "ASAP-TR", "ASAP-E", "Oracle")
 """Table IV's methods in row order ("ASAP-TR": ASAP fine-tuned within a KL trust region of the pre-trained policy;
 "ASAP-E": ASAP fine-tuned against an ensemble of bootstrap Δa fits, :mod:`trainers.delta.ensemble`; options, not in

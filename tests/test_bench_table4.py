@@ -279,3 +279,38 @@ def test_pooling_needs_the_robots_rollouts_and_excludes_reused_corrections(tmp_p
             ["--policy", "x", "--motion", "y", "--real", "combined", "--pool-rollouts", "a", "--corrections-from", "b"]
             + ["-o", str(tmp_path / "o")]
         )
+
+
+def test_reevaluation_on_the_tables_episode_count_reproduces_its_rows(benches, tmp_path):
+    """Re-evaluating on as many matched episodes as the bench used gives the bench's rows again (deployed: the
+    table; last: its control), so a re-evaluation on more episodes differs from the table only by its episodes."""
+    import table4_reevaluate
+
+    tmp, _, _ = benches
+    for checkpoint, source in (("deployed", "table4.json"), ("last", "table4_last.json")):
+        target = tmp_path / f"{checkpoint}.json"
+        args = [str(tmp / "a"), "--episodes", "2", "--robots", "combined", "--checkpoint", checkpoint]
+        assert table4_reevaluate.main([*args, "-o", str(target)]) == 0
+        again = json.loads(target.read_text())["robots"]["combined"]["results"]
+        table = json.loads((tmp / "a" / source).read_text())["robots"]["combined"]["results"]
+        assert list(again) == list(table)
+        for name, rows in table.items():
+            assert [r["episodes"] for r in again[name]] == [r["episodes"] for r in rows], name
+    # Another count is another set of matched episodes; the file reads as a table (the report pools it).
+    more = tmp_path / "eval4.json"
+    assert table4_reevaluate.main([str(tmp / "a"), "--episodes", "4", "--robots", "combined", "-o", str(more)]) == 0
+    rows = json.loads(more.read_text())["robots"]["combined"]["results"]
+    assert all(len(r["episodes"]["success_rate"]) == 4 for v in rows.values() for r in v)
+    assert table4_report.main([str(more), "-o", str(tmp_path / "r.md")]) == 0
+    with pytest.raises(SystemExit, match="no robot moon"):
+        table4_reevaluate.main([str(tmp / "a"), "--robots", "moon"])
+
+
+def test_episode_noise_is_the_seeds_binomial_standard_error():
+    from table4_stats import episode_noise
+
+    rows = [{"episodes": {"success_rate": [1.0, 0.0, 1.0, 0.0]}}, {"episodes": {"success_rate": [1.0] * 4}}]
+    # p̂ = 0.5 over 4 episodes: 0.25 / 3; p̂ = 1: 0.
+    assert episode_noise(rows) == pytest.approx(np.sqrt((0.25 / 3 + 0.0) / 2))
+    with pytest.raises(ValueError, match="one episode"):
+        episode_noise([{"episodes": {"success_rate": [1.0]}}])
