@@ -45,6 +45,7 @@ def test_loop_defaults_are_the_library_defaults():
         "joints": "delta_joints",
         "model_kind": "delta_model",
         "epochs": "delta_epochs",
+        "rounds": "rounds",
         "eval_episodes": "eval_episodes",
         "seed": "seed",
         "threads": "num_threads",
