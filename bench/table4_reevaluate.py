@@ -42,10 +42,13 @@ def policy_path(folder: Path, checkpoint: str) -> Path:
     return folder if name is None else folder / name
 
 
-def reevaluate_robot(out: Path, table: dict, real: str, refs, episodes: int, checkpoint: str) -> dict:
-    """The robot's rows on ``episodes`` matched episodes: results and gap shares as the bench writes them."""
+def reevaluate_robot(
+    out: Path, table: dict, real: str, refs, episodes: int, checkpoint: str, methods: list[str] | None = None
+) -> dict:
+    """The robot's rows (``methods``' only, if given; Vanilla always) on ``episodes`` matched episodes: results and
+    gap shares as the bench writes them."""
     seeds = [int(s) for s in table["args"]["seeds"].split(",")]
-    rows = table["robots"][real]["results"]
+    rows = [name for name in table["robots"][real]["results"] if methods is None or name in methods]
     robot = out / robot_folder(real)
     results: dict[str, list[dict]] = {"Vanilla": [evaluate(out / "pre", refs, real, episodes)]}
     for name in rows:
@@ -92,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--episodes", type=int, default=32, help="matched episodes per policy")
     ap.add_argument("--checkpoint", choices=sorted(CHECKPOINTS), default="deployed")
     ap.add_argument("--robots", default=None, help="comma list (default: every robot of its table4.json)")
+    ap.add_argument(
+        "--methods", default=None, help="comma list of rows to roll out again (default: all; Vanilla always)"
+    )
     ap.add_argument("-o", "--output", default=None, help="default: OUT/table4_eval<N>[_last].json")
     args = ap.parse_args(argv)
     if args.episodes < 2:
@@ -121,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     before = json.loads(before_path.read_text())["robots"] if before_path.is_file() else table["robots"]
     lines = [f"# {table['clip']}: success over seeds on {args.episodes} episodes ({args.checkpoint} checkpoints)", ""]
     for real in robots:
-        again["robots"][real] = reevaluate_robot(out, table, real, refs, args.episodes, args.checkpoint)
+        methods = args.methods.split(",") if args.methods else None
+        again["robots"][real] = reevaluate_robot(out, table, real, refs, args.episodes, args.checkpoint, methods)
         lines += spread_lines(before[real]["results"], again["robots"][real]["results"], real)
     atomic_write(target, lambda tmp: tmp.write_text(json.dumps(again, indent=1)))
     print("\n".join(lines))

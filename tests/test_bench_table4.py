@@ -301,6 +301,10 @@ def test_reevaluation_on_the_tables_episode_count_reproduces_its_rows(benches, t
     assert table4_reevaluate.main([str(tmp / "a"), "--episodes", "4", "--robots", "combined", "-o", str(more)]) == 0
     rows = json.loads(more.read_text())["robots"]["combined"]["results"]
     assert all(len(r["episodes"]["success_rate"]) == 4 for v in rows.values() for r in v)
+    some = tmp_path / "some.json"
+    args = [str(tmp / "a"), "--episodes", "4", "--robots", "combined", "--methods", "ASAP", "-o", str(some)]
+    assert table4_reevaluate.main(args) == 0
+    assert json.loads(some.read_text())["robots"]["combined"]["results"] == {k: rows[k] for k in ("Vanilla", "ASAP")}
     assert table4_report.main([str(more), "-o", str(tmp_path / "r.md")]) == 0
     with pytest.raises(SystemExit, match="no robot moon"):
         table4_reevaluate.main([str(tmp / "a"), "--robots", "moon"])
