@@ -33,6 +33,8 @@ def test_loop_writes_every_stage_with_provenance_then_skips_and_resumes(tmp_path
         "soft_ankles_delay",
         "-o",
         str(run),
+        "--rounds",
+        "1",
         "--pretrain-iterations",
         "1",
         "--finetune-iterations",
@@ -119,6 +121,7 @@ def test_loop_fine_tunes_anew_when_its_trust_region_or_its_delta_changes(tmp_pat
     run = tmp_path / "run"
     args = ["loop", "--motion", str(asap_reference(CLIP)), "--clip", KEY, "--real", "soft_ankles_delay", "-o", str(run)]
     args += ["--pretrain-iterations", "1", "--finetune-iterations", "2", "--num-envs", "4", "--episodes", "1"]
+    args += ["--rounds", "1"]
     cli = CliRunner()
     out = cli.invoke(main, [*args, "--trust-region-kl", "0.01"])
     assert out.exit_code == 0, out.output
@@ -144,7 +147,7 @@ def test_loop_with_selection_evaluates_the_checkpoint_it_deployed(tmp_path):
     lib, run = asap_reference(CLIP), tmp_path / "run"
     args = ["loop", "--motion", str(lib), "--clip", KEY, "--real", "soft_ankles_delay", "-o", str(run)]
     args += ["--pretrain-iterations", "1", "--finetune-iterations", "2", "--num-envs", "4", "--episodes", "1"]
-    args += ["--epochs", "20", "--select-every", "1", "--select-episodes", "2"]
+    args += ["--epochs", "20", "--select-every", "1", "--select-episodes", "2", "--rounds", "1"]
     out = CliRunner().invoke(main, args)
     assert out.exit_code == 0, out.output
     prov = json.loads((run / "provenance.json").read_text())["stages"]
@@ -164,7 +167,7 @@ def test_loop_second_round_collects_with_the_fine_tuned_policy_and_refits_on_bot
     args += ["--pretrain-iterations", "1", "--finetune-iterations", "1", "--num-envs", "4", "--episodes", "1"]
     args += ["--epochs", "20"]
     cli = CliRunner()
-    out = cli.invoke(main, [*args, "--rounds", "2"])
+    out = cli.invoke(main, args)  # two rounds: the default
     assert out.exit_code == 0, out.output
     assert out.output.count("done in") == 8 and "[8/8] evaluate" in out.output
     prov = json.loads((run / "provenance.json").read_text())["stages"]
@@ -182,8 +185,8 @@ def test_loop_second_round_collects_with_the_fine_tuned_policy_and_refits_on_bot
     assert prov["evaluate"]["inputs"]["finetuned"]["sha256"] == file_sha256(r2)
     assert file_sha256(run / "delta.pt") != file_sha256(run / "round2" / "delta.pt")
 
-    # One round again: round 1 is complete (skipped), only the evaluation changes (round 1's policy).
-    out = cli.invoke(main, args)
+    # One round: round 1 is complete (skipped), only the evaluation changes (round 1's policy).
+    out = cli.invoke(main, [*args, "--rounds", "1"])
     assert out.exit_code == 0, out.output
     assert out.output.count("skipped") == 4 and "[5/5] evaluate  done" in out.output
     ev = json.loads((run / "provenance.json").read_text())["stages"]["evaluate"]["inputs"]

@@ -126,6 +126,7 @@ def test_the_whole_loop_trains_on_warp_and_collects_and_evaluates_in_the_real_ro
     run = tmp_path / "run"
     args = ["loop", "--motion", str(asap_reference(CLIP)), "--clip", key, "--real", "soft_ankles_delay", "-o", str(run)]
     budget = ["--pretrain-iterations", "1", "--finetune-iterations", "1", "--num-envs", "4", "--episodes", "1"]
+    budget += ["--rounds", "1"]
     result = CliRunner().invoke(main, [*args, *budget, *CPU])
     assert result.exit_code == 0, result.output
     assert result.output.count("done in") == 5 and "ASAP" in result.output
