@@ -15,9 +15,10 @@ from trainers.delta.defaults import (
 from trainers.finetune.selection_config import DEFAULT_SELECTION
 
 DEFAULT_ROUNDS = 2
-"""ASAP rounds of ``loop``: with a second round the fine-tuning seeds stop diverging (docs/table4.md, "How much of
-the spread is the 8 episodes": on 32 episodes, success spread over seeds ± 21 → ± 4 on the held-out kick2 in
-`combined`, ± 31 → ± 3 on the squat in PyBullet), at twice the robot rollouts and fine-tuning iterations."""
+"""ASAP rounds of ``loop``: a second round stopped the fine-tuning seeds diverging where they did (docs/table4.md,
+"The kick2 … two ASAP rounds": on 32 episodes, success spread over seeds ± 21 → ± 4 on the held-out kick2 in
+`combined`, ± 31 → ± 3 on the squat in PyBullet; not separably worse on any clip, kick2 in PyBullet leaning worse),
+at twice the robot rollouts and fine-tuning iterations."""
 
 
 @dataclass(frozen=True)
