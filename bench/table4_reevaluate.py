@@ -43,7 +43,7 @@ def policy_path(folder: Path, checkpoint: str) -> Path:
 
 
 def reevaluate_robot(
-    out: Path, table: dict, real: str, refs, episodes: int, checkpoint: str, methods: list[str] | None = None
+    out: Path, table: dict, real: str, refs, env_cfg, episodes: int, checkpoint: str, methods: list[str] | None = None
 ) -> dict:
     """The robot's rows (``methods``' only, if given; Vanilla always) on ``episodes`` matched episodes: results and
     gap shares as the bench writes them."""
@@ -58,9 +58,8 @@ def reevaluate_robot(
         results[name] = [evaluate(f, refs, real, episodes) for f in folders]
         print(f"[{real}] {name}: success per seed {success_counts(results[name])} of {episodes}", flush=True)
     shares = gap_shares_with_ci(results) if "Oracle" in results else {}
-    pre = load_policy(out / "pre")
     return {
-        "evaluation": evaluation_episodes(real, episodes, pre.env_cfg),
+        "evaluation": evaluation_episodes(real, episodes, env_cfg),
         "results": results,
         "gap_closed": gap_closed(shares),
         "gap_share_ci": shares,
@@ -126,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     before_path = out / ("table4.json" if args.checkpoint == "deployed" else "table4_last.json")
     before = json.loads(before_path.read_text())["robots"] if before_path.is_file() else table["robots"]
     lines = [f"# {table['clip']}: success over seeds on {args.episodes} episodes ({args.checkpoint} checkpoints)", ""]
+    methods = args.methods.split(",") if args.methods else None
     for real in robots:
-        methods = args.methods.split(",") if args.methods else None
-        again["robots"][real] = reevaluate_robot(out, table, real, refs, args.episodes, args.checkpoint, methods)
+        again["robots"][real] = reevaluate_robot(
+            out, table, real, refs, pre.env_cfg, args.episodes, args.checkpoint, methods
+        )
         lines += spread_lines(before[real]["results"], again["robots"][real]["results"], real)
     atomic_write(target, lambda tmp: tmp.write_text(json.dumps(again, indent=1)))
     print("\n".join(lines))

@@ -41,10 +41,6 @@ class DeltaEnsemble:
 
     members: list[LearnedDelta]
 
-    @property
-    def reads_previous_target(self) -> bool:
-        return any(m.cfg.previous_target for m in self.members)
-
     def member_of_rows(self, num_rows: int) -> np.ndarray:
         """(N,) which member acts on each environment of a batch of ``num_rows``."""
         return np.arange(num_rows) % len(self.members)
@@ -99,10 +95,10 @@ def fit_delta_ensemble(
     if members < 1:
         raise DeltaModelError(f"an ensemble needs at least one member, not {members}")
     x, y = transition_labels(trajs, cfg) if labels is None else labels
-    if len(x) != sum(t.num_frames - 1 for t in trajs):
-        raise DeltaModelError(f"{len(x)} labels for {len(trajs)} rollouts of {sum(t.num_frames - 1 for t in trajs)}")
-    ends = np.cumsum([t.num_frames - 1 for t in trajs])
-    rows_of = [np.arange(end - (t.num_frames - 1), end) for t, end in zip(trajs, ends)]
+    counts = [t.num_frames - 1 for t in trajs]  # a rollout's last frame has no transition
+    if len(x) != sum(counts):
+        raise DeltaModelError(f"{len(x)} labels for {len(trajs)} rollouts of {sum(counts)} transitions")
+    rows_of = np.split(np.arange(len(x)), np.cumsum(counts)[:-1])
     resamples = bootstrap_rollouts(len(trajs), members, seed)
     fitted, fit_stats = [], []
     for picks in resamples:
@@ -125,9 +121,5 @@ def fit_delta_ensemble(
 def disagreement_rms(ensemble: DeltaEnsemble, x: np.ndarray) -> float:
     """RMS over transitions and joints of the members' standard deviation of δ [rad] on features ``x``
     (rows of :func:`~trainers.delta.learned.batched_features`): 0 when every member agrees."""
-    preds = []
-    for model in ensemble.members:
-        with torch.no_grad():
-            out = model.model(torch.as_tensor((x - model.mean) / model.std, dtype=torch.float32)).numpy()
-        preds.append(out.astype(np.float64))
-    return float(np.sqrt(np.stack(preds).var(axis=0).mean()))
+    preds = np.stack([model.predict(x) for model in ensemble.members])
+    return float(np.sqrt(preds.var(axis=0).mean()))

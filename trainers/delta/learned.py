@@ -185,12 +185,15 @@ class LearnedDelta:
         if self.cfg.previous_target and previous_target is None:
             raise DeltaModelError("this delta model reads the previous PD target; pass previous_target")
         prev = previous_target if self.cfg.previous_target else None
-        x = (batched_features(target, q, qd, root_quat_w, base_ang_vel_b, prev) - self.mean) / self.std
-        with torch.no_grad():
-            out = self.model(torch.as_tensor(x, dtype=torch.float32)).numpy().astype(np.float64)
         full = np.zeros(np.shape(target))
-        full[:, self.joint_ids] = out
+        full[:, self.joint_ids] = self.predict(batched_features(target, q, qd, root_quat_w, base_ang_vel_b, prev))
         return full
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """(N, J) δ [rad] on ``joint_ids`` from raw features ``x`` (rows of :func:`batched_features`)."""
+        with torch.no_grad():
+            out = self.model(torch.as_tensor((x - self.mean) / self.std, dtype=torch.float32)).numpy()
+        return out.astype(np.float64)
 
     def delta_target(self, target, q, qd, root_quat_w, root_ang_vel_w, previous_target=None) -> np.ndarray:
         """(D,) δ [rad] for one state, its angular velocity in the world frame."""

@@ -97,11 +97,10 @@ class LearnedDeltaAction:
 
     def __init__(self, learned: LearnedDelta | DeltaEnsemble, name: str = "learned"):
         self.learned = learned
-        for member in learned.members if isinstance(learned, DeltaEnsemble) else [learned]:
+        members = learned.members if isinstance(learned, DeltaEnsemble) else [learned]
+        for member in members:
             member.model.eval().requires_grad_(False)
-        self.reads_previous_target = (
-            learned.reads_previous_target if isinstance(learned, DeltaEnsemble) else learned.cfg.previous_target
-        )
+        self.reads_previous_target = any(m.cfg.previous_target for m in members)
         self.name = name
 
     def __call__(self, target, q, qd, root_quat_w, base_ang_vel_b, action_scale, previous_target=None):

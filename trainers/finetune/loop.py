@@ -54,6 +54,8 @@ class _LoopRun:
     """What every round's stages read: the run's inputs, settings and the stage runner (skip or run + record)."""
 
     motion: str | Path
+    motion_ref: dict
+    """:func:`file_ref` of ``motion`` (path and sha256), hashed once per run."""
     clip: str
     profile: str
     run: Path
@@ -139,7 +141,7 @@ def run_loop(
     stage("pretrain", pre_ckpt, pre_inputs, pretrain)
 
     selection = SelectionConfig(every=cfg.select_every, episodes=cfg.select_episodes)
-    loop_run = _LoopRun(motion, clip, profile, run, cfg, selection, stage)
+    loop_run = _LoopRun(motion, motion_ref, clip, profile, run, cfg, selection, stage)
     policy_dir, policy_ckpt = pre_dir, pre_ckpt
     for k in range(1, cfg.rounds + 1):
         policy_dir, policy_ckpt = _asap_round(loop_run, k, policy_dir, policy_ckpt)
@@ -183,7 +185,7 @@ def _asap_round(loop: _LoopRun, k: int, policy_dir: Path, policy_ckpt: Path) -> 
     policy's folder and the checkpoint it deploys (the next round's, or the evaluation's, policy)."""
     cfg, run, selection = loop.cfg, loop.run, loop.selection
     here = round_folder(run, k)
-    motion_ref = file_ref(loop.motion)
+    motion_ref = loop.motion_ref
     suffix = "" if k == 1 else f"_r{k}"
 
     # 2a. roll the policy out in the "real" profile.
@@ -252,10 +254,10 @@ def _asap_round(loop: _LoopRun, k: int, policy_dir: Path, policy_ckpt: Path) -> 
 
     # 3. fine-tune the policy in the nominal simulator + the frozen Δa.
     ft_dir, ft_ckpt = here / "finetune", here / "finetune" / "model_last.pt"
-    policy_ref = file_ref(policy_ckpt)
+    policy_ref, delta_ref = file_ref(policy_ckpt), file_ref(delta)
     ft_inputs = {
         "policy": policy_ref,
-        "delta": file_ref(delta),
+        "delta": delta_ref,
         "motion": motion_ref,
         "clip": loop.clip,
         "simulator": "nominal+delta",
@@ -281,7 +283,7 @@ def _asap_round(loop: _LoopRun, k: int, policy_dir: Path, policy_ckpt: Path) -> 
             asked = {
                 "base_sha256": policy_ref["sha256"],
                 "sim": "delta",
-                "delta_sha256": file_ref(delta)["sha256"],
+                "delta_sha256": delta_ref["sha256"],
                 "trust_region": None if trust_region is None else dataclasses.asdict(trust_region),
             }
             if resume_mismatch(json.loads(old.read_text()).get("finetune", {}), asked) is not None:
