@@ -73,9 +73,12 @@ def load_tables(paths: list[Path]) -> list[dict]:
 
 
 def run_label(table: dict) -> str:
-    """The clip, and the pre-trained policy's iteration (two policies of one clip stay apart)."""
-    it = table.get("policy_iteration")
-    return table["clip"] if it is None else f"{table['clip']} (policy it. {it})"
+    """The clip, the pre-trained policy's iteration (two policies of one clip stay apart) and, where an Oracle of
+    another budget is the reference (``table4_merge.py --reference``), its iterations."""
+    notes = [f"policy it. {table['policy_iteration']}"] if table.get("policy_iteration") is not None else []
+    if table.get("oracle_iterations") is not None:
+        notes.append(f"Oracle {table['oracle_iterations']} it.")
+    return table["clip"] + (f" ({', '.join(notes)})" if notes else "")
 
 
 def _clip_samples(summary: dict, key: str) -> Clip:

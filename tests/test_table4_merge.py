@@ -60,3 +60,49 @@ def test_refuses_what_is_not_paired_or_already_there(tmp_path, capsys):
         == 1
     )
     assert "Vanilla's episodes differ" in capsys.readouterr().err and not out.exists()
+
+
+def test_reference_oracle_of_another_budget_tops_every_gap(tmp_path, capsys):
+    """An Oracle fine-tuned longer (here: ASAP's rows standing in for it) replaces the run's own as the top of the
+    gaps; the shares are those of a table whose Oracle rows are the reference's, and the report names its budget."""
+    import table4_report
+    from bench_table4 import gap_shares_with_ci
+
+    original = json.loads(SIDE_JUMP.read_text())
+    ref = json.loads(SIDE_JUMP.read_text())
+    ref["args"]["iterations"] = 2 * original["args"]["iterations"]
+    for summary in ref["robots"].values():
+        summary["results"]["Oracle"] = summary["results"]["ASAP"]
+    (tmp_path / "ref.json").write_text(json.dumps(ref))
+    out = tmp_path / "merged.json"
+    argv = [str(SIDE_JUMP), "--from", str(tmp_path / "ref.json"), "--methods", "Oracle", "--reference", "-o", str(out)]
+    assert table4_merge.main(argv) == 0
+    printed = capsys.readouterr().out
+    merged = json.loads(out.read_text())
+    assert merged["oracle_iterations"] == 2 * original["args"]["iterations"]
+    for real, summary in original["robots"].items():
+        mine = merged["robots"][real]
+        assert mine["results"]["Oracle"] == summary["results"]["ASAP"]
+        expected = gap_shares_with_ci(mine["results"], replicates=50)
+        for metric in expected:
+            for method in ("SysID", "ASAP"):
+                want = expected[metric][method]["share"]
+                assert mine["gap_closed"][metric][method] == pytest.approx(want, nan_ok=True), (real, metric, method)
+        assert mine["gap_closed"]["eg_mpjpe_mm"]["ASAP"] == pytest.approx(1.0)  # ASAP is its own reference here
+        rows = {n: [r["success_rate"] for r in summary["results"][n]] for n in ("ASAP", "Oracle")}
+        difference = sum(rows["ASAP"]) / len(rows["ASAP"]) - sum(rows["Oracle"]) / len(rows["Oracle"])
+        assert f"[{real}] Oracle at 100 it. − at 50 it. (paired): success_rate {difference:+.3f}" in printed
+    assert "(policy it. " in table4_report.run_label(merged) and "Oracle 100 it.)" in table4_report.run_label(merged)
+
+
+def test_reference_refuses_other_methods_and_unpaired_runs(tmp_path, capsys):
+    out = tmp_path / "merged.json"
+    base = [str(SIDE_JUMP), "--from", str(SIDE_JUMP)]
+    assert table4_merge.main([*base, "--methods", "SysID", "--reference", "-o", str(out)]) == 1
+    assert "--reference replaces the Oracle only" in capsys.readouterr().err
+    other = json.loads(SIDE_JUMP.read_text())
+    other["args"]["seeds"] = "0,1,2"
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    argv = [str(SIDE_JUMP), "--from", str(tmp_path / "other.json"), "--methods", "Oracle", "--reference"]
+    assert table4_merge.main([*argv, "-o", str(out)]) == 1
+    assert "--seeds" in capsys.readouterr().err and not out.exists()
