@@ -36,7 +36,15 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_table4 import FITTING_SEED, evaluate, gap_shares_with_ci, plans, robot_folder, run_finetune
+from bench_table4 import (
+    DEFAULT_EVAL_EPISODES,
+    FITTING_SEED,
+    evaluate,
+    gap_shares_with_ci,
+    plans,
+    robot_folder,
+    run_finetune,
+)
 from delta_study_table import markdown, progress_line
 from delta_study_variants import DEFAULT_VARIANTS, Setting, VariantError, folder_name, parse_setting, variants
 from table4_stats import SHARE_METRICS, episode_samples, share_difference
@@ -239,7 +247,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--real", default="pybullet:combined", help="comma list of real robots, one study each")
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--num-envs", type=int, default=64, help="environments of every fine-tuning")
-    ap.add_argument("--eval-episodes", type=int, default=8, help="matched evaluation episodes per policy")
+    ap.add_argument(
+        "--eval-episodes", type=int, default=DEFAULT_EVAL_EPISODES, help="matched evaluation episodes per policy"
+    )
     ap.add_argument(
         "--default",
         default="",

@@ -24,7 +24,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_table4 import evaluate, evaluation_episodes, gap_closed, gap_shares_with_ci, robot_folder, run_folder
+from bench_table4 import (
+    DEFAULT_EVAL_EPISODES,
+    evaluate,
+    evaluation_episodes,
+    gap_closed,
+    gap_shares_with_ci,
+    robot_folder,
+    run_folder,
+)
 from table4_stats import episode_noise
 
 from retarget.atomic_io import atomic_write
@@ -91,7 +99,7 @@ def spread_lines(before: dict, after: dict, real: str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", help="a bench_table4.py output folder")
-    ap.add_argument("--episodes", type=int, default=32, help="matched episodes per policy")
+    ap.add_argument("--episodes", type=int, default=DEFAULT_EVAL_EPISODES, help="matched episodes per policy")
     ap.add_argument("--checkpoint", choices=sorted(CHECKPOINTS), default="deployed")
     ap.add_argument("--robots", default=None, help="comma list (default: every robot of its table4.json)")
     ap.add_argument(

@@ -21,7 +21,7 @@ from table4_stats import SHARE_METRICS, episode_samples, format_share, gap_share
 
 ROBOTS = ("combined", "pybullet:combined")
 TINY = ["--seeds", "0", "--iterations", "1", "--num-envs", "4", "--episodes", "2", "--eval-episodes", "2"]
-TINY += ["--methods", "Continued,ASAP,Oracle", "--jobs", "1", "--select-every", "10"]
+TINY += ["--methods", "Continued,ASAP,Oracle", "--jobs", "1", "--select-every", "10", "--asap-rounds", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +252,8 @@ def test_pooled_rollouts_of_another_clip_join_every_fit(benches, tiny_kick_polic
             "--real",
             "combined",
         ]
-        + [*TINY[:-4], "--methods", "ASAP", "--jobs", "1", "--pool-rollouts", str(tmp / "a"), "-o", str(tmp / "c")]
+        + [*TINY[:-4], "--methods", "ASAP", "--jobs", "1", "--pool-rollouts", str(tmp / "a")]
+        + ["--asap-rounds", "1", "-o", str(tmp / "c")]
     )
     fits, kick_fits = third["robots"]["combined"]["fits"], first["robots"]["combined"]["fits"]
     assert fits["pooled_from"] == [str(tmp / "a")] and fits["pooled_frames"] == kick_fits["fitting_frames"]

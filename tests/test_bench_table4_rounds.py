@@ -33,7 +33,7 @@ def rounds(tmp_path_factory, tiny_kick_policy):
     tmp = tmp_path_factory.mktemp("rounds")
     kick = str(asap_reference("kick_level2_filter"))
     common = ["--policy", str(tiny_kick_policy), "--motion", kick, *TINY, "-o", str(tmp / "run")]
-    first = bench_table4.main(common)
+    first = bench_table4.main([*common, "--asap-rounds", "1"])
     robot = tmp / "run" / "combined"
     untouched = {p: p.stat().st_mtime_ns for p in (robot / "ASAP_s0" / "model_last.pt", robot / "collect.pkl")}
     second = bench_table4.main([*common, "--asap-rounds", "2"])
@@ -125,3 +125,33 @@ def test_a_later_round_refuses_a_folder_of_other_settings(rounds, tmp_path):
     broken.write_text("{")
     with pytest.raises(SystemExit, match=r"table4.json: cannot read it as the table of an earlier run"):
         bench_table4.main(["--policy", "x", "--motion", "y", "--asap-rounds", "2", "-o", str(tmp_path)])
+
+
+def test_rounds_check_sets_each_rounds_simulator_scores_beside_the_robots(rounds, capsys):
+    import table4_rounds_check
+
+    tmp, _, _, _, _ = rounds
+    table = tmp / "run" / "table4.json"
+    results = json.loads(table.read_text())["robots"]["combined"]["results"]
+    _, checks = table4_rounds_check.report(table, None, None)
+    assert set(checks["combined"]) == {"SysID", "SysID r2", "ASAP", "ASAP r2"}
+    for method, start in (("ASAP", "Vanilla"), ("ASAP r2", "ASAP"), ("SysID r2", "SysID")):
+        (check,) = checks["combined"][method]
+        record = json.loads(
+            (tmp / "run" / "combined" / bench_table4.run_folder(method, 0) / "selection.json").read_text()
+        )
+        by_it = {c["iteration"]: c for c in record["candidates"]}
+        assert (
+            check.sim_start == by_it[record["base_iteration"]]
+            and check.sim_deployed == by_it[record["chosen_iteration"]]
+        )
+        assert check.moved_iterations == record["chosen_iteration"] - record["base_iteration"]
+        assert check.robot_start == results[start][0] and check.robot_deployed == results[method][0]
+    assert table4_rounds_check.main([str(table), "--methods", "ASAP r2"]) == 0
+    printed = capsys.readouterr().out
+    assert "[combined] ASAP r2 (from ASAP)" in printed and "moved " in printed and "SysID" not in printed
+    assert table4_rounds_check.main([str(table), "--robots", "pybullet:combined"]) == 1
+    assert "no robot 'pybullet:combined'" in capsys.readouterr().err
+    unselected = Path(__file__).resolve().parents[1] / "docs/table4/side_jump_heldout/side_jump2_table4.json"
+    assert table4_rounds_check.main([str(unselected)]) == 1
+    assert "no fine-tuning with a selection.json" in capsys.readouterr().err

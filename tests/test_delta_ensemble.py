@@ -139,7 +139,7 @@ def test_bench_asap_e_fine_tunes_against_the_ensemble_of_its_fitting_rollouts(ti
         ["--policy", str(tiny_kick_policy), "--motion", str(asap_reference("kick_level2_filter"))]
         + ["--real", "combined", "--seeds", "0", "--iterations", "1", "--num-envs", "4", "--episodes", "2"]
         + ["--eval-episodes", "2", "--methods", "ASAP,ASAP-E", "--jobs", "1", "--ensemble-members", "3"]
-        + ["-o", str(out)]
+        + ["--asap-rounds", "1", "-o", str(out)]
     )
     robot = summary["robots"]["combined"]
     assert list(robot["results"]) == ["Vanilla", "ASAP", "ASAP-E"]

@@ -157,6 +157,7 @@ def test_bench_runs_asap_tr_on_asaps_correction_and_reports_the_drift(tiny_kick_
     args = ["--policy", str(tiny_kick_policy), "--motion", str(asap_reference("kick_level2_filter"))]
     args += ["--real", "combined", "--seeds", "0", "--iterations", "3", "--num-envs", "4", "--episodes", "2"]
     args += ["--eval-episodes", "2", "--methods", "ASAP,ASAP-TR,Oracle", "--trust-region-kl", "0.001", "--jobs", "1"]
+    args += ["--asap-rounds", "1"]
     summary = bench_table4.main([*args, "-o", str(out)])["robots"]["combined"]
     record = lambda name: json.loads((out / "combined" / f"{name}_s0" / "config.json").read_text())["finetune"]
     assert record("ASAP-TR")["trust_region"]["max_kl"] == 0.001 and record("ASAP")["trust_region"] is None

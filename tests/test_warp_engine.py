@@ -147,6 +147,7 @@ def test_table4_bench_fine_tunes_on_warp_and_evaluates_on_the_c_engine(tiny_kick
     out = tmp_path / "t4"
     args = ["--policy", str(tiny_kick_policy), "--motion", str(asap_reference(CLIP)), "--real", "combined"]
     args += ["--seeds", "0", "--iterations", "2", "--num-envs", "4", "--episodes", "2", "--eval-episodes", "2"]
+    args += ["--asap-rounds", "1"]
     summary = bench_table4.main([*args, "--methods", "ASAP", "--jobs", "1", *CPU, "-o", str(out)])
     config = json.loads((out / "combined" / "ASAP_s0" / "config.json").read_text())
     assert config["env"]["sim"]["engine"] == "warp"
