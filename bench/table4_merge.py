@@ -28,12 +28,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_table4 import gap_closed, gap_shares_with_ci
 from table4_report import ReportError, load_tables
-from table4_stats import ORDER, SHARE_METRICS, episode_samples, method_order, paired_difference
+from table4_stats import ORDER, SHARE_METRICS, episode_samples, method_order, paired_difference, parse_round
 
 from retarget.atomic_io import atomic_write
 
 SAME_ARGS = ("seeds", "iterations", "num_envs", "episodes", "eval_episodes")
 """Bench arguments that must agree for two runs' rows to be paired."""
+
+
+def _is_row(name: str) -> bool:
+    """A fine-tuned row of Table IV: a method of :data:`ORDER` but Vanilla, or a later round of one ('ASAP r2')."""
+    try:
+        return parse_round(name)[0] != "Vanilla"
+    except ValueError:
+        return False
 
 
 def check_paired(new: dict, old: dict, where: str, same_args: tuple[str, ...] = SAME_ARGS) -> None:
@@ -124,9 +132,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     methods = [m for m in args.methods.split(",") if m]
     try:
-        unknown = set(methods) - set(ORDER[1:])
+        unknown = [m for m in methods if not _is_row(m)]
         if unknown:
-            raise ReportError(f"--methods: unknown {', '.join(sorted(unknown))}; valid: {', '.join(ORDER[1:])}")
+            raise ReportError(
+                f"--methods: unknown {', '.join(sorted(unknown))}; valid: {', '.join(ORDER[1:])} (and 'ASAP r2', ...)"
+            )
         if args.out.resolve() in (args.new.resolve(), args.old.resolve()):
             raise ReportError(f"{args.out}: would overwrite an input; write the merged table elsewhere")
         if args.reference and methods != ["Oracle"]:

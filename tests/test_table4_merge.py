@@ -106,3 +106,15 @@ def test_reference_refuses_other_methods_and_unpaired_runs(tmp_path, capsys):
     argv = [str(SIDE_JUMP), "--from", str(tmp_path / "other.json"), "--methods", "Oracle", "--reference"]
     assert table4_merge.main([*argv, "-o", str(out)]) == 1
     assert "--seeds" in capsys.readouterr().err and not out.exists()
+
+
+def test_later_round_rows_merge_back_and_unknown_rows_are_refused(tmp_path, capsys):
+    rounds = REPO / "docs/table4/rounds/kick2_combined_table4_eval32.json"
+    new = _without(rounds, ("SysID", "SysID r2"), tmp_path / "new.json")
+    out = tmp_path / "merged.json"
+    assert table4_merge.main([str(new), "--from", str(rounds), "--methods", "SysID,SysID r2", "-o", str(out)]) == 0
+    merged, original = json.loads(out.read_text()), json.loads(rounds.read_text())
+    assert merged["robots"]["combined"]["results"] == original["robots"]["combined"]["results"]
+    for bad in ("Vanilla", "SysID r1", "Foo"):
+        assert table4_merge.main([str(new), "--from", str(rounds), "--methods", bad, "-o", str(out)]) == 1
+        assert f"--methods: unknown {bad}" in capsys.readouterr().err
