@@ -118,7 +118,7 @@ def report(paths: list[Path], method: str, baseline: str, spread_target: float, 
         ahead = all(d.share > 0 for d in diffs.values() if np.isfinite(d.share))
         met &= ahead
         cells = ", ".join(f"{SHARE_LABELS[k]} {format_share(d)}" for k, d in diffs.items())
-        lines.append(f"- {robot} ({n} clips): {cells} — {'ahead' if ahead else 'not ahead'}")
+        lines.append(f"- {robot} ({n} clip{'s' if n != 1 else ''}): {cells} — {'ahead' if ahead else 'not ahead'}")
     return "\n".join(lines), met
 
 
