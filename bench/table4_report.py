@@ -81,7 +81,8 @@ def run_label(table: dict) -> str:
     return table["clip"] + (f" ({', '.join(notes)})" if notes else "")
 
 
-def _clip_samples(summary: dict, key: str) -> Clip:
+def clip_samples(summary: dict, key: str) -> Clip:
+    """Every row of one robot's summary as per-episode samples of ``key`` (what the share functions read)."""
     return {name: episode_samples(rows, key) for name, rows in summary["results"].items()}
 
 
@@ -108,7 +109,7 @@ def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[s
             means = {k: float(np.mean([r[k] for r in summary["results"][name]])) for k in SHARE_METRICS}
             shares = None
             if oracle and name not in ("Vanilla", "Oracle"):
-                shares = {k: gap_share([_clip_samples(summary, k)], name, replicates=replicates) for k in SHARE_METRICS}
+                shares = {k: gap_share([clip_samples(summary, k)], name, replicates=replicates) for k in SHARE_METRICS}
             lines.append(row(clip, name, means, shares))
     pooled: dict[str, dict[str, GapShare]] = {k: {} for k in SHARE_METRICS}
     if len(runs) > 1:
@@ -121,7 +122,7 @@ def robot_report(tables: list[dict], real: str, replicates: int) -> tuple[list[s
             shares = None
             if all(has_oracle) and name not in ("Vanilla", "Oracle"):
                 shares = {
-                    k: gap_share([_clip_samples(s, k) for _, s in runs], name, replicates=replicates)
+                    k: gap_share([clip_samples(s, k) for _, s in runs], name, replicates=replicates)
                     for k in SHARE_METRICS
                 }
                 for k in SHARE_METRICS:
@@ -161,7 +162,7 @@ def differences(runs: list[tuple[str, dict]], has_oracle: list[bool], replicates
         for label, summaries in groups:
             cells = []
             for key in SHARE_METRICS:
-                d = share_difference([_clip_samples(s, key) for s in summaries], a, b, replicates=replicates)
+                d = share_difference([clip_samples(s, key) for s in summaries], a, b, replicates=replicates)
                 cells.append(f"{SHARE_LABELS[key]} {format_share(d)}")
             lines.append(f"- {label}: " + ", ".join(cells))
     return lines
@@ -194,12 +195,12 @@ def plot(tables: list[dict], robots: list[str], path: Path, replicates: int) -> 
         width = 0.8 / len(SHARE_METRICS)
         for j, key in enumerate(SHARE_METRICS):
             x = np.arange(len(methods)) + (j - (len(SHARE_METRICS) - 1) / 2) * width
-            g = [gap_share([_clip_samples(s, key) for s in runs], m, replicates=replicates) for m in methods]
+            g = [gap_share([clip_samples(s, key) for s in runs], m, replicates=replicates) for m in methods]
             share = np.array([v.share for v in g])
             err = np.array([[v.share - v.low for v in g], [v.high - v.share for v in g]])
             ax.bar(x, 100 * share, width, yerr=100 * np.nan_to_num(err), capsize=3, label=SHARE_LABELS[key])
             for i, m in enumerate(methods):
-                per_clip = [gap_share([_clip_samples(s, key)], m, replicates=1).share for s in runs]
+                per_clip = [gap_share([clip_samples(s, key)], m, replicates=1).share for s in runs]
                 ax.scatter([x[i]] * len(per_clip), 100 * np.array(per_clip), color="k", s=8, zorder=3)
         low, high = ax.get_ylim()
         if low < -SHARE_AXIS_LIMITS[0] or high > SHARE_AXIS_LIMITS[1]:  # a tiny gap makes shares explode

@@ -22,17 +22,19 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from table4_report import SHARE_LABELS, ReportError, load_tables, oracle_gains, run_label
-from table4_stats import SHARE_METRICS, GapShare, episode_samples, format_share, gap_share, share_difference
+from table4_report import SHARE_LABELS, ReportError, clip_samples, load_tables, oracle_gains, run_label
+from table4_stats import SHARE_METRICS, GapShare, format_share, gap_share, round_name, share_difference
 
 from trainers.finetune.loop_config import DEFAULT_ROUNDS
 
-DEFAULT_METHOD = "ASAP" if DEFAULT_ROUNDS == 1 else f"ASAP r{DEFAULT_ROUNDS}"
+DEFAULT_METHOD = round_name("ASAP", DEFAULT_ROUNDS)
 """The row ``loop`` deploys by default."""
-DEFAULT_BASELINE = "SysID" if DEFAULT_ROUNDS == 1 else f"SysID r{DEFAULT_ROUNDS}"
+DEFAULT_BASELINE = round_name("SysID", DEFAULT_ROUNDS)
 """SysID at the same budget (rounds of rollouts and fine-tuning)."""
 SHARE_TARGET = 0.5
 """Least share of the Vanilla→Oracle gap a method must close, in Eg-mpjpe and in completion."""
+SPREAD_TARGET_POINTS = 20.0
+"""Largest standard deviation over seeds of the seeds' success rates [percentage points]."""
 GAP_METRICS = ("eg_mpjpe_mm", "completion")
 
 
@@ -43,10 +45,6 @@ class ClipCheck:
     spread: float
     """Standard deviation over seeds of the seeds' success rates (fraction)."""
     shares: dict[str, GapShare]
-
-
-def _clip(summary: dict, key: str) -> dict:
-    return {name: episode_samples(rows, key) for name, rows in summary["results"].items()}
 
 
 def verdict(g: GapShare, key: str, target: float = SHARE_TARGET) -> str:
@@ -63,7 +61,9 @@ def check_clips(tables: list[dict], method: str, replicates: int) -> list[ClipCh
             if method not in results or "Vanilla" not in results or "Oracle" not in results:
                 continue
             rates = np.array([row["success_rate"] for row in results[method]])
-            shares = {key: gap_share([_clip(summary, key)], method, replicates=replicates) for key in SHARE_METRICS}
+            shares = {
+                key: gap_share([clip_samples(summary, key)], method, replicates=replicates) for key in SHARE_METRICS
+            }
             checks.append(ClipCheck(run_label(table), real, float(rates.std()), shares))
     return checks
 
@@ -77,7 +77,7 @@ def pooled_lead(
     if not runs:
         return None
     return len(runs), {
-        key: share_difference([_clip(s, key) for s in runs], method, baseline, replicates=replicates)
+        key: share_difference([clip_samples(s, key) for s in runs], method, baseline, replicates=replicates)
         for key in SHARE_METRICS
     }
 
@@ -127,7 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("tables", nargs="+", type=Path, help="table4.json files (one per clip; any robots)")
     ap.add_argument("--method", default=DEFAULT_METHOD, help="the row judged (default: what loop deploys)")
     ap.add_argument("--baseline", default=DEFAULT_BASELINE, help="the row it must lead, pooled per robot")
-    ap.add_argument("--spread", type=float, default=20.0, help="largest success spread over seeds [points]")
+    ap.add_argument(
+        "--spread", type=float, default=SPREAD_TARGET_POINTS, help="largest success spread over seeds [points]"
+    )
     ap.add_argument("--replicates", type=int, default=2000, help="bootstrap replicates per share")
     args = ap.parse_args(argv)
     try:
